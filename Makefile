@@ -1,0 +1,36 @@
+# crawlproj: every target sets itself up (.venv, Python packages, system binaries).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+SEEDS  ?= seeds/default.txt
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup crawl test demo bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	@touch $@
+
+setup: $(STAMP)
+	@bash scripts/system-deps.sh
+
+## make crawl [SEEDS=path] [ARGS='-s NAME=VALUE ...']: broad crawl on the local profile
+crawl: setup
+	$(BIN)/scrapy crawl web -a seeds=$(SEEDS) -s PROFILE=local $(ARGS)
+
+## make test: the whole suite (what CI runs)
+test: setup
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+## make demo: sandbox web + crawl + summary, no internet needed
+demo: setup
+	$(BIN)/scrapy demo $(ARGS)
+
+## make bench: every benchmark in bench/, one JSON line each
+bench: setup
+	@for b in bench/*.py; do echo "# $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) data .pytest_cache

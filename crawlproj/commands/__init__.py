@@ -1,0 +1,1 @@
+"""crawlproj's Scrapy commands (COMMANDS_MODULE): ``scrapy sandbox``, ``scrapy demo``."""

@@ -1,0 +1,102 @@
+"""Validation of crawlproj's own settings, run once at start-up.
+
+Each check reads a setting the way its component will (``getfloat``,
+``getlist``, ...) so a value given as a string with ``-s`` is judged exactly as
+it will be used. A bad value raises :class:`SettingsError` naming the setting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from scrapy.settings import BaseSettings
+
+
+class SettingsError(ValueError):
+    """A setting with a value the crawler cannot use. The message names it."""
+
+    def __init__(self, name: str, value: object, problem: str) -> None:
+        super().__init__(f"setting {name}={value!r} is invalid: {problem}")
+        self.name = name
+
+
+def _number(kind: type, low: float, inclusive: bool = True) -> Callable[[BaseSettings, str], None]:
+    def check(settings: BaseSettings, name: str) -> None:
+        raw = settings.get(name)
+        try:
+            value = kind(raw)
+        except (TypeError, ValueError):
+            raise SettingsError(name, raw, f"expected a {kind.__name__}") from None
+        if value < low or (not inclusive and value == low):
+            bound = ">=" if inclusive else ">"
+            raise SettingsError(name, raw, f"must be {bound} {low}")
+
+    return check
+
+
+def _string_list(settings: BaseSettings, name: str) -> None:
+    raw = settings.get(name)
+    try:
+        values = settings.getlist(name)
+    except ValueError:
+        raise SettingsError(name, raw, "expected a list of strings") from None
+    if not all(isinstance(v, str) and v.strip() for v in values):
+        raise SettingsError(name, raw, "expected a list of non-empty strings")
+
+
+def _boolean(settings: BaseSettings, name: str) -> None:
+    try:
+        settings.getbool(name)
+    except ValueError:
+        raise SettingsError(name, settings.get(name), "expected true or false") from None
+
+
+def _non_empty(settings: BaseSettings, name: str) -> None:
+    if not str(settings.get(name) or "").strip():
+        raise SettingsError(name, settings.get(name), "must not be empty")
+
+
+def _store_uri(settings: BaseSettings, name: str) -> None:
+    from .store import parse_store_uri
+
+    try:
+        parse_store_uri(settings.get(name))
+    except ValueError as exc:
+        raise SettingsError(name, settings.get(name), str(exc)) from None
+
+
+def _host_resolve(settings: BaseSettings, name: str) -> None:
+    from .resolver import parse_host_resolve
+
+    try:
+        parse_host_resolve(settings.get(name))
+    except ValueError as exc:
+        raise SettingsError(name, settings.get(name), str(exc)) from None
+
+
+CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
+    "USER_AGENT": _non_empty,
+    "ROBOTSTXT_USER_AGENT": _non_empty,
+    "DEPTH_LIMIT": _number(int, 0),
+    "ALLOWED_DOMAINS": _string_list,
+    "ALLOWED_SUFFIXES": _string_list,
+    "FOLLOW_NOFOLLOW": _boolean,
+    "URL_MAX_LENGTH": _number(int, 16),
+    "SESSION_ID_PARAMS": _string_list,
+    "HOST_RESOLVE": _host_resolve,
+    "MIN_INTERVAL": _number(float, 0),
+    "CONCURRENT_REQUESTS": _number(int, 1),
+    "CONCURRENT_REQUESTS_PER_DOMAIN": _number(int, 1),
+    "DOWNLOAD_DELAY": _number(float, 0),
+    "DOWNLOAD_TIMEOUT": _number(float, 0, inclusive=False),
+    "DOWNLOAD_MAXSIZE": _number(int, 0),
+    "STORE_URI": _store_uri,
+    "STORE_BATCH_SIZE": _number(int, 1),
+    "STORE_FLUSH_INTERVAL": _number(float, 0, inclusive=False),
+}
+
+
+def validate(settings: BaseSettings) -> None:
+    """Raise :class:`SettingsError` for the first bad crawlproj setting."""
+    for name, check in CHECKS.items():
+        check(settings, name)

@@ -1,0 +1,1 @@
+"""Content handling: what a fetched page says (links, title, text)."""

@@ -1,0 +1,38 @@
+"""What spiders hand to the item pipelines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class PageItem:
+    """One fetched URL. ``links`` are (target, anchor, nofollow) triples."""
+
+    url: str
+    final_url: str
+    host: str
+    status: int
+    content_type: str | None
+    charset: str | None
+    fetched_at: float
+    fetch_duration: float | None
+    bytes: int
+    content_hash: str
+    title: str | None
+    text_length: int
+    depth: int
+    ip: str | None = None
+    links: list[tuple[str, str, bool]] = field(default_factory=list)
+
+
+@dataclass
+class FetchError:
+    """A URL that could not be fetched: DNS, connection, timeout, size, ..."""
+
+    url: str
+    host: str
+    kind: str
+    message: str
+    depth: int
+    at: float

@@ -1,0 +1,354 @@
+"""The sandbox web: a deterministic synthetic multi-host web (pure logic).
+
+Everything about the sandbox that a test needs as ground truth lives here:
+which pages exist, what each page links to and with which anchor text, which
+paths each host's robots.txt forbids, and how each page is encoded. The server
+(:mod:`crawlproj.sandbox.server`) only renders what this module decides, so a
+test can compute the expected crawl without talking to the server.
+
+Hosts are ``h<i>.sandbox.test``. Page ``k`` of a host has a path decided by
+``k`` alone (``/`` for 0, ``/p/<k>.html`` normally, ``/private/<k>.html`` and
+``/p/<k>.cgi`` for some ``k``), so a robots.txt variant can forbid part of
+every host. Each host's page set is a binary tree (page ``k`` links to
+``2k+1`` and ``2k+2``) plus random links inside the host and across hosts, so
+every page is within ``log2(pages)`` hops of its host's root.
+
+New page families (traps, near-duplicates, changing pages, JS-only pages) are
+added as a new :class:`HostSpec` kind plus a branch in :meth:`SandboxWeb.page`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections import deque
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from protego import Protego
+
+DOMAIN = "sandbox.test"
+USER_AGENT_TOKEN = "crawlproj"
+
+#: robots.txt variants, assigned to hosts round-robin when ``robots_mix`` is on.
+ROBOTS_VARIANTS = ("allow", "private", "wildcard", "crawl_delay", "missing", "error")
+#: charsets of Japanese hosts, and whether the charset is declared in the header or only in <meta>.
+JAPANESE_CHARSETS = ("utf-8", "shift_jis", "euc-jp")
+
+_EN_WORDS = (
+    "crawler frontier politeness archive index search harvest server host page link anchor "
+    "robots interval queue fetch revisit change estimate freshness mirror shingle signature "
+    "bloom filter canonical redirect charset encoding sandbox graph render dynamic static "
+    "network latency bandwidth error retry backoff schedule priority breadth depth trap"
+).split()
+# Kanji and kana that exist in JIS X 0208, so Shift_JIS and EUC-JP can carry them.
+_JA_WORDS = (
+    "日本語 検索 収集 巡回 更新 頻度 推定 負荷 軽減 間隔 文書 索引 保存 重複 検出 "
+    "東京 大学 研究 情報 技術 ウェブ ページ サーバ ロボット クローラ です ます して いる "
+    "ある こと もの ため から まで による について として では には"
+).split()
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """Per-host behaviour of the sandbox server."""
+
+    robots: str = "allow"
+    latency: float = 0.0  # seconds before the first byte
+    bandwidth: float = 0.0  # bytes per second; 0 means unlimited
+    error_rate: float = 0.0  # probability that one attempt at a page answers 503
+    charset: str = "utf-8"
+    japanese: bool = False
+    charset_in_header: bool = True
+    crawl_delay: float = 1.0  # used by the crawl_delay robots variant
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """What the sandbox web looks like. Every field has a ``scrapy sandbox`` option."""
+
+    hosts: int = 50
+    pages: int = 20  # pages per host, or the mean size when power_law > 0
+    power_law: float = 0.0  # Zipf exponent of host sizes; 0 gives every host `pages` pages
+    out_links: int = 6  # random links per page besides the tree links
+    cross_host: float = 0.2  # fraction of random links that go to another host
+    nofollow: float = 0.1  # fraction of random links marked rel=nofollow
+    page_bytes: int = 2000  # approximate body size of a page
+    latency: float = 0.0
+    bandwidth: float = 0.0
+    error_rate: float = 0.0
+    robots_mix: bool = True  # give hosts the ROBOTS_VARIANTS round-robin
+    japanese: bool = True  # every 10th host (i % 10 in 7, 8, 9) serves Japanese text
+    special_pages: bool = True  # base href, <area>, <link rel=next>, meta robots pages
+    seed: int = 1
+    overrides: tuple[tuple[int, HostSpec], ...] = ()  # (host index, spec) pairs
+
+    def with_overrides(self, **per_host: HostSpec) -> SandboxConfig:
+        return replace(self, overrides=tuple((int(k), v) for k, v in per_host.items()))
+
+
+@dataclass(frozen=True)
+class Link:
+    """One link as it appears in a page (target is absolute and canonical)."""
+
+    target: str
+    anchor: str
+    nofollow: bool = False
+    kind: str = "a"  # a | area | link
+
+
+@dataclass(frozen=True)
+class Page:
+    host: int
+    index: int
+    url: str
+    path: str
+    title: str
+    text: str
+    links: tuple[Link, ...]
+    meta_nofollow: bool = False
+    meta_noindex: bool = False
+    base_href: str | None = None
+
+
+@dataclass
+class SandboxWeb:
+    """The sandbox web for one config, served on one port."""
+
+    config: SandboxConfig = field(default_factory=SandboxConfig)
+    port: int = 80
+
+    def __post_init__(self) -> None:
+        cfg = self.config
+        self._sizes = _host_sizes(cfg.hosts, cfg.pages, cfg.power_law)
+        overrides = dict(cfg.overrides)
+        self.specs: list[HostSpec] = [overrides.get(i) or self._default_spec(i) for i in range(cfg.hosts)]
+        self.page = lru_cache(maxsize=20000)(self._page)  # type: ignore[method-assign]
+
+    # -- hosts -----------------------------------------------------------
+    def _default_spec(self, i: int) -> HostSpec:
+        cfg = self.config
+        japanese = cfg.japanese and i % 10 in (7, 8, 9)
+        return HostSpec(
+            robots=ROBOTS_VARIANTS[i % len(ROBOTS_VARIANTS)] if cfg.robots_mix else "allow",
+            latency=cfg.latency,
+            bandwidth=cfg.bandwidth,
+            error_rate=cfg.error_rate,
+            japanese=japanese,
+            charset=JAPANESE_CHARSETS[i % 10 - 7] if japanese else "utf-8",
+            # Alternate header-declared and <meta>-only charsets between decades of hosts.
+            charset_in_header=(i // 10) % 2 == 0,
+        )
+
+    def host_name(self, i: int) -> str:
+        return f"h{i}.{DOMAIN}"
+
+    def origin(self, i: int) -> str:
+        return f"http://{self.host_name(i)}" + ("" if self.port == 80 else f":{self.port}")
+
+    def host_index(self, name: str) -> int | None:
+        m = re.fullmatch(rf"h(\d+)\.{re.escape(DOMAIN)}\.?", name.split(":")[0].lower())
+        if not m or int(m.group(1)) >= self.config.hosts:
+            return None
+        return int(m.group(1))
+
+    def size(self, i: int) -> int:
+        return self._sizes[i]
+
+    @property
+    def hosts(self) -> range:
+        return range(self.config.hosts)
+
+    def seeds(self) -> list[str]:
+        """One seed a host: its root page."""
+        return [self.origin(i) + "/" for i in self.hosts]
+
+    # -- paths -----------------------------------------------------------
+    @staticmethod
+    def path(k: int) -> str:
+        if k == 0:
+            return "/"
+        if k % 7 == 3:
+            return f"/private/{k}.html"
+        if k % 5 == 2:
+            return f"/p/{k}.cgi"
+        return f"/p/{k}.html"
+
+    def page_index(self, host: int, path: str) -> int | None:
+        m = re.fullmatch(r"/(?:p|private)/(\d+)\.(?:html|cgi)", path)
+        k = 0 if path == "/" else int(m.group(1)) if m else None
+        if k is None or k >= self.size(host) or self.path(k) != path:
+            return None
+        return k
+
+    def url(self, host: int, k: int) -> str:
+        return self.origin(host) + self.path(k)
+
+    # -- robots ----------------------------------------------------------
+    def robots_txt(self, host: int) -> tuple[int, str]:
+        """(status, body) of the host's robots.txt."""
+        spec = self.specs[host]
+        agent = f"User-agent: {USER_AGENT_TOKEN}\nDisallow: /private/\n\nUser-agent: *\n"
+        if spec.robots == "missing":
+            return 404, "not found\n"
+        if spec.robots == "error":
+            return 503, "temporarily unavailable\n"
+        if spec.robots == "private":
+            return 200, agent + "Disallow: /nothing-here/\n"
+        if spec.robots == "wildcard":
+            # Google-style wildcards, and the longest match wins: /p/2.cgi stays allowed.
+            return 200, "User-agent: *\nDisallow: /*.cgi$\nAllow: /p/2.cgi$\n"
+        if spec.robots == "crawl_delay":
+            return 200, f"User-agent: *\nCrawl-delay: {spec.crawl_delay:g}\nDisallow:\n"
+        return 200, "User-agent: *\nDisallow:\n"
+
+    def allowed(self, host: int, path: str, agent: str = USER_AGENT_TOKEN) -> bool:
+        """What an RFC 9309 crawler may fetch: 4xx robots allow all, 5xx forbid all."""
+        status, body = self.robots_txt(host)
+        if status >= 500:
+            return False
+        if status >= 400:
+            return True
+        return _robots(body).can_fetch(self.origin(host) + path, agent)
+
+    # -- pages -----------------------------------------------------------
+    def _page(self, host: int, k: int) -> Page:
+        cfg, spec = self.config, self.specs[host]
+        rng = random.Random(f"{cfg.seed}:{host}:{k}")
+        size = self.size(host)
+        words = _JA_WORDS if spec.japanese else _EN_WORDS
+        links: list[Link] = []
+        for child in (2 * k + 1, 2 * k + 2):
+            if child < size:
+                links.append(Link(self.url(host, child), self._anchor(rng, words)))
+        for _ in range(cfg.out_links):
+            if cfg.hosts > 1 and rng.random() < cfg.cross_host:
+                other = rng.randrange(cfg.hosts - 1)
+                other += other >= host
+                target = self.url(other, rng.randrange(self.size(other)) if rng.random() < 0.5 else 0)
+            else:
+                target = self.url(host, rng.randrange(size))
+            links.append(Link(target, self._anchor(rng, words), nofollow=rng.random() < cfg.nofollow))
+        special = cfg.special_pages
+        if special and k % 6 == 4 and len(links) > 2:
+            links[-1] = replace(links[-1], kind="area")
+        if special and k % 6 == 1 and k + 1 < size:
+            links.append(Link(self.url(host, k + 1), "", kind="link"))
+        n_words = max(20, cfg.page_bytes // (8 if spec.japanese else 7))
+        text = ("" if spec.japanese else " ").join(rng.choice(words) for _ in range(n_words))
+        title = f"ページ {k} ホスト {host}" if spec.japanese else f"Page {k} of host {host}"
+        return Page(
+            host=host,
+            index=k,
+            url=self.url(host, k),
+            path=self.path(k),
+            title=title,
+            text=text,
+            links=tuple(links),
+            meta_nofollow=special and k % 13 == 6,
+            meta_noindex=special and k % 17 == 8,
+            base_href=self.origin(host) + "/p/" if special and k == 0 and host % 4 == 1 else None,
+        )
+
+    @staticmethod
+    def _anchor(rng: random.Random, words: tuple[str, ...] | list[str]) -> str:
+        return " ".join(rng.choice(words) for _ in range(rng.randint(1, 3)))
+
+    def render(self, host: int, k: int) -> tuple[bytes, dict[str, str]]:
+        """The page's body bytes (in the host's charset) and response headers."""
+        spec, page = self.specs[host], self.page(host, k)
+        head = [f"<title>{page.title}</title>"]
+        if not spec.charset_in_header:
+            head.insert(0, f'<meta http-equiv="Content-Type" content="text/html; charset={spec.charset}">')
+        if page.base_href:
+            head.append(f'<base href="{page.base_href}">')
+        robots = [d for d, on in (("nofollow", page.meta_nofollow), ("noindex", page.meta_noindex)) if on]
+        if robots:
+            head.append(f'<meta name="robots" content="{", ".join(robots)}">')
+        body = [f"<h1>{page.title}</h1>", f"<p>{page.text}</p>", "<ul>"]
+        area = []
+        for link in page.links:
+            href = self._href(page, link.target)
+            if link.kind == "link":
+                head.append(f'<link rel="next" href="{href}">')
+            elif link.kind == "area":
+                area.append(f'<area shape="rect" coords="0,0,10,10" href="{href}" alt="{link.anchor}">')
+            else:
+                rel = ' rel="nofollow"' if link.nofollow else ""
+                body.append(f'<li><a href="{href}"{rel}>{link.anchor}</a></li>')
+        body.append("</ul>")
+        if area:
+            body.append('<img src="/map.png" usemap="#m" alt=""><map name="m">' + "".join(area) + "</map>")
+        html = (
+            "<!DOCTYPE html>\n<html><head>" + "".join(head) + "</head>\n<body>" + "\n".join(body) + "</body></html>\n"
+        )
+        ctype = "text/html" + (f"; charset={spec.charset}" if spec.charset_in_header else "")
+        return html.encode(spec.charset), {"Content-Type": ctype}
+
+    def _href(self, page: Page, target: str) -> str:
+        """Links inside the host are written relative (to <base> when there is one)."""
+        origin = self.origin(page.host)
+        if not target.startswith(origin + "/"):
+            return target
+        path = target[len(origin) :]
+        if page.base_href:  # base is <origin>/p/: only correct resolution against it works
+            return path[len("/p/") :] if path.startswith("/p/") else ".." + path
+        return path
+
+    def should_fail(self, host: int, path: str, attempt: int) -> bool:
+        """Deterministic transient errors: attempt n of a page fails with probability error_rate."""
+        rate = self.specs[host].error_rate
+        if rate <= 0:
+            return False
+        digest = hashlib.blake2b(f"{self.config.seed}:{host}:{path}:{attempt}".encode(), digest_size=8).digest()
+        return int.from_bytes(digest, "big") / 2**64 < rate
+
+    # -- ground truth ----------------------------------------------------
+    def expected_crawl(self, seeds: list[str] | None = None, depth_limit: int = 15, follow_nofollow: bool = False) -> dict[str, int]:
+        """Pages a correct crawler fetches from ``seeds``: canonical URL -> hop depth.
+
+        Follows the rules the crawler promises: robots.txt (RFC 9309), rel=nofollow
+        and meta nofollow, and the hop limit from the seed.
+        """
+        index = {self.url(h, k): (h, k) for h in self.hosts for k in range(self.size(h))}
+        depth: dict[str, int] = {}
+        queue: deque[tuple[str, int]] = deque((s, 0) for s in (seeds or self.seeds()))
+        while queue:
+            url, d = queue.popleft()
+            if url in depth or url not in index:
+                continue
+            h, k = index[url]
+            if not self.allowed(h, self.path(k)):
+                continue
+            depth[url] = d
+            page = self.page(h, k)
+            if page.meta_nofollow or d >= depth_limit:
+                continue
+            for link in page.links:
+                if follow_nofollow or not link.nofollow:
+                    queue.append((link.target, d + 1))
+        return depth
+
+    def expected_pages(self, **kwargs: object) -> set[str]:
+        """Pages a correct crawler stores (fetched and not meta noindex)."""
+        index = {self.url(h, k): (h, k) for h in self.hosts for k in range(self.size(h))}
+        return {u for u in self.expected_crawl(**kwargs) if not self.page(*index[u]).meta_noindex}  # type: ignore[arg-type]
+
+    def expected_links(self, pages: set[str]) -> set[tuple[str, str]]:
+        """(source, target) pairs of every link on ``pages``."""
+        index = {self.url(h, k): (h, k) for h in self.hosts for k in range(self.size(h))}
+        return {(u, link.target) for u in pages for link in self.page(*index[u]).links}
+
+
+@lru_cache(maxsize=64)
+def _robots(body: str) -> Protego:
+    return Protego.parse(body)
+
+
+def _host_sizes(hosts: int, pages: int, power_law: float) -> list[int]:
+    if power_law <= 0:
+        return [pages] * hosts
+    weights = [(i + 1) ** -power_law for i in range(hosts)]
+    scale = pages * hosts / sum(weights)
+    return [max(1, round(w * scale)) for w in weights]

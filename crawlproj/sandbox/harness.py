@@ -1,0 +1,125 @@
+"""Run the sandbox server and crawls as real processes (for the demo, tests and benchmarks)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .audit import Record
+from .graph import SandboxWeb
+from .server import config_from_dict
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+
+
+class SandboxProcess:
+    """``python -m crawlproj.sandbox.server`` on a free loopback port, as a context manager."""
+
+    def __init__(self, *args: str, seeds_file: str | os.PathLike | None = None, startup_timeout: float = 20) -> None:
+        self.args = list(args)
+        self.seeds_file = str(seeds_file) if seeds_file else None
+        self.startup_timeout = startup_timeout
+        self.proc: subprocess.Popen[str] | None = None
+        self.port = 0
+        self.web: SandboxWeb | None = None
+
+    def start(self) -> SandboxProcess:
+        cmd = [sys.executable, "-m", "crawlproj.sandbox.server", "--port", "0", *self.args]
+        if self.seeds_file:
+            cmd += ["--seeds-file", self.seeds_file]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=PROJECT_DIR)
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + self.startup_timeout
+        line = self.proc.stdout.readline()
+        if not line or time.monotonic() > deadline:
+            self.stop()
+            raise RuntimeError(f"sandbox server did not start: {' '.join(cmd)}")
+        self.port = json.loads(line)["port"]
+        config = self.get_json("config")
+        self.web = SandboxWeb(config_from_dict(config["config"]), self.port)
+        return self
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/__sandbox__/"
+
+    @property
+    def host_resolve(self) -> str:
+        return "*.sandbox.test=127.0.0.1"
+
+    def get_json(self, what: str) -> dict:
+        with urllib.request.urlopen(self.base + what, timeout=30) as resp:
+            return json.load(resp)
+
+    def report(self, interval: float | None = None, basis: str = "idle") -> dict:
+        query = f"report?basis={basis}" + (f"&interval={interval}" if interval is not None else "")
+        return self.get_json(query)
+
+    def records(self) -> list[Record]:
+        with urllib.request.urlopen(self.base + "log", timeout=30) as resp:
+            return [Record(**json.loads(line)) for line in resp.read().decode().splitlines() if line]
+
+    def reset(self) -> None:
+        urllib.request.urlopen(urllib.request.Request(self.base + "reset", method="POST"), timeout=30).close()
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def __enter__(self) -> SandboxProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@dataclass
+class CrawlResult:
+    returncode: int
+    elapsed: float
+    log: str
+    stats: dict = field(default_factory=dict)
+
+
+def crawl_command(spider: str, args: dict[str, str] | None = None, settings: dict[str, object] | None = None) -> list[str]:
+    cmd = [sys.executable, "-m", "scrapy", "crawl", spider]
+    for key, value in (args or {}).items():
+        cmd += ["-a", f"{key}={value}"]
+    for key, value in (settings or {}).items():
+        cmd += ["-s", f"{key}={json.dumps(value) if isinstance(value, (dict, list)) else value}"]
+    return cmd
+
+
+def run_crawl(
+    spider: str,
+    workdir: str | os.PathLike,
+    args: dict[str, str] | None = None,
+    settings: dict[str, object] | None = None,
+    timeout: float = 600,
+    extra: Sequence[str] = (),
+) -> CrawlResult:
+    """Run ``scrapy crawl`` in a subprocess from the project directory; stats land in workdir."""
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    stats_file = workdir / "stats.json"
+    settings = {"STATS_FILE": str(stats_file), **(settings or {})}
+    cmd = crawl_command(spider, args, settings) + list(extra)
+    started = time.monotonic()
+    proc = subprocess.run(cmd, cwd=PROJECT_DIR, capture_output=True, text=True, timeout=timeout)
+    elapsed = time.monotonic() - started
+    (workdir / "crawl.log").write_text(proc.stderr)
+    stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
+    return CrawlResult(proc.returncode, elapsed, proc.stderr, stats)

@@ -1,0 +1,205 @@
+"""The sandbox web server: serves a :class:`SandboxWeb` on one loopback port.
+
+Every host ``h<i>.sandbox.test`` is served from the same port, told apart by
+the Host header. Every request is recorded (host, path, arrival, finish,
+connection), and the politeness report is computed from that record on demand.
+
+Control endpoints live under ``/__sandbox__/`` on any host name and are not
+recorded: ``report`` (the politeness report; ``?interval=S&basis=idle|start``),
+``log`` (the raw record as JSON lines), ``config`` and ``reset`` (POST).
+
+Run it with ``scrapy sandbox`` or ``python -m crawlproj.sandbox.server``; with
+``--port 0`` it picks a free port and prints ``{"port": N, ...}`` as its first
+line of output, so tests and the demo can start it as a real process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import signal
+import socket
+import sys
+import time
+from collections import Counter
+
+from aiohttp import web
+
+from .audit import Record, politeness_report
+from .graph import HostSpec, SandboxConfig, SandboxWeb
+
+CONTROL = "/__sandbox__/"
+
+
+class SandboxServer:
+    """Serves the sandbox web and records every request it answers."""
+
+    def __init__(self, config: SandboxConfig, port: int) -> None:
+        self.web = SandboxWeb(config, port)
+        self.records: list[Record] = []
+        self.attempts: Counter[tuple[int, str]] = Counter()
+        self._connections: dict[int, int] = {}
+        self._bodies: dict[tuple[int, int], tuple[bytes, dict[str, str]]] = {}
+
+    def _connection_id(self, request: web.BaseRequest) -> int:
+        key = id(request.transport)
+        return self._connections.setdefault(key, len(self._connections) + 1)
+
+    async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        arrival = time.perf_counter()
+        if request.path.startswith(CONTROL):
+            return self.control(request)
+        conn = self._connection_id(request)
+        name = request.host.rsplit(":", 1)[0] if request.host else ""
+        host = self.web.host_index(name)
+        status, body, headers = 404, b"not found\n", {"Content-Type": "text/plain"}
+        spec = HostSpec()
+        if host is not None:
+            spec = self.web.specs[host]
+            if request.path == "/robots.txt":
+                status, text = self.web.robots_txt(host)
+                body, headers = text.encode(), {"Content-Type": "text/plain"}
+            else:
+                k = self.web.page_index(host, request.path) if not request.query_string else None
+                if k is not None:
+                    self.attempts[(host, request.path)] += 1
+                    if self.web.should_fail(host, request.path, self.attempts[(host, request.path)]):
+                        status, body = 503, b"try again later\n"
+                    else:
+                        status = 200
+                        body, headers = self._body(host, k)
+        if spec.latency > 0:
+            await asyncio.sleep(spec.latency)
+        response = web.StreamResponse(status=status, headers=headers)
+        response.content_length = len(body)
+        await response.prepare(request)
+        if spec.bandwidth > 0 and request.method != "HEAD":
+            chunk = max(1, int(spec.bandwidth / 20))
+            for i in range(0, len(body), chunk):
+                await response.write(body[i : i + chunk])
+                await asyncio.sleep(len(body[i : i + chunk]) / spec.bandwidth)
+        elif request.method != "HEAD":
+            await response.write(body)
+        await response.write_eof()
+        self.records.append(Record(name, request.path_qs, arrival, time.perf_counter(), status, conn, len(body)))
+        return response
+
+    def _body(self, host: int, k: int) -> tuple[bytes, dict[str, str]]:
+        key = (host, k)
+        if key not in self._bodies:
+            if len(self._bodies) > 50_000:
+                self._bodies.clear()
+            self._bodies[key] = self.web.render(host, k)
+        return self._bodies[key]
+
+    def control(self, request: web.BaseRequest) -> web.Response:
+        what = request.path[len(CONTROL) :]
+        if what == "report":
+            raw = request.query.get("interval")
+            interval = None if raw is None else float(raw)
+            report = politeness_report(self.records, interval, request.query.get("basis", "idle"))
+            return web.json_response(report)
+        if what == "log":
+            lines = (json.dumps(dataclasses.asdict(r)) for r in self.records)
+            return web.Response(text="\n".join(lines) + "\n", content_type="application/x-ndjson")
+        if what == "config":
+            return web.json_response({"port": self.web.port, "config": config_to_dict(self.web.config)})
+        if what == "reset" and request.method == "POST":
+            self.records.clear()
+            self.attempts.clear()
+            return web.json_response({"ok": True})
+        return web.Response(status=404, text="unknown control endpoint\n")
+
+
+def config_to_dict(config: SandboxConfig) -> dict:
+    data = dataclasses.asdict(config)
+    data["overrides"] = [[i, dataclasses.asdict(spec)] for i, spec in config.overrides]
+    return data
+
+
+def config_from_dict(data: dict) -> SandboxConfig:
+    data = dict(data)
+    data["overrides"] = tuple((int(i), HostSpec(**spec)) for i, spec in data.get("overrides", ()))
+    return SandboxConfig(**data)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The sandbox's options, shared by ``scrapy sandbox`` and ``python -m``."""
+    d = SandboxConfig()
+    parser.add_argument("--hosts", type=int, default=d.hosts, help="number of hosts h<i>.sandbox.test")
+    parser.add_argument("--pages", type=int, default=d.pages, help="pages per host (mean with --power-law)")
+    parser.add_argument("--power-law", type=float, default=d.power_law, help="Zipf exponent of host sizes (0: equal)")
+    parser.add_argument("--out-links", type=int, default=d.out_links, help="random links per page")
+    parser.add_argument("--cross-host", type=float, default=d.cross_host, help="share of links to other hosts")
+    parser.add_argument("--page-bytes", type=int, default=d.page_bytes, help="approximate page size")
+    parser.add_argument("--latency", type=float, default=d.latency, help="seconds before each response")
+    parser.add_argument("--bandwidth", type=float, default=d.bandwidth, help="bytes/s per response (0: unlimited)")
+    parser.add_argument("--error-rate", type=float, default=d.error_rate, help="share of page attempts that get 503")
+    parser.add_argument("--no-robots-mix", action="store_true", help="every host allows everything")
+    parser.add_argument("--no-japanese", action="store_true", help="no Japanese hosts")
+    parser.add_argument("--seed", type=int, default=d.seed, help="random seed of the generated web")
+    parser.add_argument(
+        "--host", action="append", default=[], metavar="I:KEY=V,...",
+        help="per-host override, e.g. 3:latency=0.2,error_rate=0.1,robots=missing",
+    )
+    parser.add_argument("--port", type=int, default=8765, help="port to listen on (0: a free one)")
+    parser.add_argument("--bind", default="127.0.0.1", help="loopback address to listen on")
+    parser.add_argument("--seeds-file", help="also write one seed URL per host to this file")
+
+
+def config_from_args(args: argparse.Namespace) -> SandboxConfig:
+    base = SandboxConfig(
+        hosts=args.hosts, pages=args.pages, power_law=args.power_law, out_links=args.out_links,
+        cross_host=args.cross_host, page_bytes=args.page_bytes, latency=args.latency,
+        bandwidth=args.bandwidth, error_rate=args.error_rate, robots_mix=not args.no_robots_mix,
+        japanese=not args.no_japanese, seed=args.seed,
+    )
+    overrides = []
+    probe = SandboxWeb(dataclasses.replace(base, overrides=()))
+    for item in args.host:
+        index, _, assignments = item.partition(":")
+        fields = {f.name: f.type for f in dataclasses.fields(HostSpec)}
+        changes: dict[str, object] = {}
+        for pair in filter(None, assignments.split(",")):
+            key, _, value = pair.partition("=")
+            if key not in fields:
+                raise SystemExit(f"--host {item!r}: unknown field {key!r}; choose from {', '.join(fields)}")
+            kind = fields[key]
+            changes[key] = value if kind == "str" else (value.lower() in ("1", "true", "yes")) if kind == "bool" else float(value)
+        overrides.append((int(index), dataclasses.replace(probe.specs[int(index)], **changes)))
+    return dataclasses.replace(base, overrides=tuple(overrides))
+
+
+async def serve(config: SandboxConfig, port: int, bind: str = "127.0.0.1", seeds_file: str | None = None) -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((bind, port))
+    port = sock.getsockname()[1]
+    server = SandboxServer(config, port)
+    runner = web.ServerRunner(web.Server(server.handle, access_log=None), handle_signals=False)
+    await runner.setup()
+    await web.SockSite(runner, sock, backlog=1024).start()
+    if seeds_file:
+        with open(seeds_file, "w", encoding="utf-8") as fh:
+            fh.write("# sandbox seeds: one root page per host\n" + "\n".join(server.web.seeds()) + "\n")
+    print(json.dumps({"port": port, "bind": bind, "hosts": config.hosts,
+                      "host_resolve": f"*.sandbox.test={bind}", "seeds_file": seeds_file}), flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await runner.cleanup()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="sandbox", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    asyncio.run(serve(config_from_args(args), args.port, args.bind, args.seeds_file))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""Base settings shared by every profile (Scrapy's ``SETTINGS_MODULE``).
+
+A run picks a profile with ``-s PROFILE=<name>`` (default ``local``). The
+profile module in this package (``local.py``, ...) is applied on top of these
+base settings by :class:`crawlproj.profiles.ProfileAddon`; ``-s`` options and a
+spider's ``custom_settings`` still win over the profile. An unknown profile or
+a bad value of any setting below stops the crawl at start-up with a message
+naming the setting. Every crawlproj setting is listed here with its default;
+the README explains each.
+"""
+
+BOT_NAME = "crawlproj"
+SPIDER_MODULES = ["crawlproj.spiders"]
+NEWSPIDER_MODULE = "crawlproj.spiders"
+COMMANDS_MODULE = "crawlproj.commands"
+ADDONS = {"crawlproj.profiles.ProfileAddon": 0}
+
+#: Which profile module of crawlproj.settings to apply (local, ...).
+PROFILE = "local"
+
+# -- identity ----------------------------------------------------------------
+#: Publish who crawls and how to reach them (seed 004). Set your own contact URL.
+USER_AGENT = "crawlproj/0.1 (+https://example.invalid/crawlproj-contact)"
+#: Product token matched against robots.txt groups, then '*'.
+ROBOTSTXT_USER_AGENT = "crawlproj"
+ROBOTSTXT_OBEY = True
+
+# -- scope -------------------------------------------------------------------
+#: Seed list(s) for the `web` spider: one URL a line, '#' comments.
+SEEDS_FILE = "seeds/default.txt"
+#: Hop limit from the seed; seed 004 used 15.
+DEPTH_LIMIT = 15
+#: Only follow links to these domains (and their subdomains); empty: anywhere.
+ALLOWED_DOMAINS: list[str] = []
+#: Only follow links whose host ends with one of these suffixes, e.g. [".jp"].
+ALLOWED_SUFFIXES: list[str] = []
+#: Follow rel=nofollow links anyway (they are always recorded in the link table).
+FOLLOW_NOFOLLOW = False
+#: URLs longer than this after canonicalisation are refused (counted).
+URL_MAX_LENGTH = 2048
+#: Query/path parameters stripped as session ids by the canonicaliser.
+SESSION_ID_PARAMS = [
+    "jsessionid", "phpsessid", "sid", "sessionid", "session_id",
+    "aspsessionid", "cfid", "cftoken", "zenid", "oscsid",
+]
+
+# -- name resolution ---------------------------------------------------------
+#: Pin host names or patterns to addresses, like curl --resolve:
+#: {"*.sandbox.test": "127.0.0.1"} or "*.sandbox.test=127.0.0.1,staging.example=10.0.0.5".
+#: Read when the process starts (it configures the resolver), so give it in
+#: settings or with -s, not in a profile.
+HOST_RESOLVE: dict[str, str] = {}
+TWISTED_DNS_RESOLVER = "crawlproj.resolver.HostResolveResolver"
+
+# -- politeness (the frontier takes this over in a later issue) --------------
+#: Smallest time between two requests to one host, in seconds.
+MIN_INTERVAL = 1.0
+CONCURRENT_REQUESTS = 32
+CONCURRENT_REQUESTS_PER_DOMAIN = 1
+DOWNLOAD_DELAY = 1.0
+DOWNLOAD_DELAY_JITTER = 0
+DEPTH_PRIORITY = 1  # breadth-first
+SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
+SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+
+# -- downloads ---------------------------------------------------------------
+DOWNLOADER_MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "crawlproj.politeness.robots.RobotsTxtMiddleware": 100,
+}
+DOWNLOAD_TIMEOUT = 30
+DOWNLOAD_MAXSIZE = 16 * 1024 * 1024  # endless bodies are cut and counted, not buffered
+DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
+REDIRECT_MAX_TIMES = 10
+RETRY_TIMES = 2
+#: Keep non-2xx responses: their status is part of the archive.
+HTTPERROR_ALLOW_ALL = True
+COOKIES_ENABLED = False
+TELNETCONSOLE_ENABLED = False
+LOG_LEVEL = "INFO"
+
+# -- storage -----------------------------------------------------------------
+#: Where pages, links, hosts and errors go. sqlite:///relative/path or sqlite:////absolute/path.
+STORE_URI = "sqlite:///data/crawl.db"
+#: Rows per transaction; the store never commits one row at a time.
+STORE_BATCH_SIZE = 200
+#: Seconds between flushes of a partial batch; a kill -9 loses at most this much work.
+STORE_FLUSH_INTERVAL = 2.0
+ITEM_PIPELINES = {"crawlproj.store.pipeline.StorePipeline": 800}
+
+#: If set, write the final crawl stats as JSON to this path.
+STATS_FILE = ""
+EXTENSIONS = {"crawlproj.statsfile.StatsFile": 0}

@@ -1,0 +1,1 @@
+"""The spiders: ``web`` (broad crawl from seed lists) and ``site`` (one site)."""

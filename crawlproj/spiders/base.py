@@ -1,0 +1,143 @@
+"""What the ``web`` and ``site`` spiders share: turning responses into items and links."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import scrapy
+from scrapy.http import Response, TextResponse
+from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.python.failure import Failure
+
+from ..content.extract import ExtractedLink, iter_links, robots_directives, title_and_text
+from ..items import FetchError, PageItem
+from ..scope import Scope
+from ..urls import InvalidURL, canonicalize, host_of
+
+
+def read_seed_lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(line number, URL) of each seed line: one URL a line, '#' starts a comment."""
+    for number, line in enumerate(lines, 1):
+        text = line.split("#", 1)[0].strip()
+        if text:
+            yield number, text
+
+
+def _error_kind(failure: Failure) -> str:
+    exc = failure.value
+    name = type(exc).__name__
+    kinds = {
+        "DNSLookupError": "dns",
+        "TimeoutError": "timeout",
+        "TCPTimedOutError": "timeout",
+        "ConnectionRefusedError": "connection_refused",
+        "ConnectionLost": "connection_lost",
+        "ConnectionDone": "connection_lost",
+        "ResponseNeverReceived": "connection_lost",
+        "ResponseFailed": "receive",
+        "IgnoreRequest": "ignored",
+    }
+    if "maxsize" in str(exc).lower() or "exceeded" in str(exc).lower():
+        return "too_large"
+    return kinds.get(name, name.lower())
+
+
+class CrawlSpiderBase(scrapy.Spider):
+    """Parses every response into a :class:`PageItem` and follows the links in scope."""
+
+    scope: Scope
+
+    def _init_from_settings(self) -> None:
+        s = self.crawler.settings
+        self.session_params = tuple(s.getlist("SESSION_ID_PARAMS"))
+        self.max_url_length = s.getint("URL_MAX_LENGTH")
+        self.follow_nofollow = s.getbool("FOLLOW_NOFOLLOW")
+        self.robots_agent = s.get("ROBOTSTXT_USER_AGENT") or "crawlproj"
+
+    def canonical(self, url: str, base: str | None = None) -> str | None:
+        """Canonical URL, or None after counting why it was refused."""
+        try:
+            return canonicalize(url, base, session_params=self.session_params, max_length=self.max_url_length)
+        except InvalidURL as exc:
+            self.count(f"url_rejected/{exc.reason}")
+            self.logger.debug("refused URL %s", exc)
+            return None
+
+    def count(self, key: str, n: int = 1) -> None:
+        self.crawler.stats.inc_value(f"crawlproj/{key}", n)
+
+    def request(self, url: str, **kwargs: Any) -> scrapy.Request:
+        return scrapy.Request(url, callback=self.parse, errback=self.on_error, **kwargs)
+
+    # -- responses -------------------------------------------------------
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        request_url = (response.meta.get("redirect_urls") or [response.request.url])[0]
+        url = self.canonical(request_url) or request_url
+        depth = response.meta.get("depth", 0)
+        links: list[ExtractedLink] = []
+        directives: set[str] = set()
+        title, text = None, ""
+        is_html = isinstance(response, TextResponse) and b"html" in (response.headers.get(b"Content-Type") or b"html")
+        if is_html and 200 <= response.status < 300:
+            try:
+                directives = robots_directives(response.selector, self.robots_agent)
+                title, text = title_and_text(response.selector)
+                for found in iter_links(response.selector, response.url, session_params=self.session_params,
+                                        max_length=self.max_url_length):
+                    if isinstance(found, InvalidURL):
+                        self.count(f"url_rejected/{found.reason}")
+                    else:
+                        links.append(found)
+            except ValueError as exc:  # parsel/lxml refuse some broken documents
+                self.count("parse_errors")
+                self.logger.warning("could not parse %s: %s", response.url, exc)
+        if "noindex" in directives:
+            self.count("noindex")
+        else:
+            yield PageItem(
+                url=url,
+                final_url=response.url,
+                host=host_of(url),
+                status=response.status,
+                content_type=(response.headers.get(b"Content-Type") or b"").decode("latin-1") or None,
+                charset=response.encoding if isinstance(response, TextResponse) else None,
+                fetched_at=time.time(),
+                fetch_duration=response.meta.get("download_latency"),
+                bytes=len(response.body),
+                content_hash=hashlib.sha256(response.body).hexdigest(),
+                title=title,
+                text_length=len(text),
+                depth=depth,
+                ip=str(response.ip_address) if response.ip_address else None,
+                links=[(link.url, link.anchor, link.nofollow or "nofollow" in directives) for link in links],
+            )
+        if "nofollow" in directives:
+            self.count("meta_nofollow")
+            return
+        for link in links:
+            if link.nofollow and not self.follow_nofollow:
+                self.count("nofollow_skipped")
+                continue
+            reason = self.scope.refuses(link.url)
+            if reason:
+                self.count(f"out_of_scope/{reason}")
+                continue
+            yield self.request(link.url)
+
+    def on_error(self, failure: Failure) -> Iterator[FetchError]:
+        request = failure.request  # type: ignore[attr-defined]
+        if failure.check(HttpError):  # only when HTTPERROR_ALLOW_ALL is off
+            response = failure.value.response
+            yield from self.parse(response)
+            return
+        kind = _error_kind(failure)
+        if kind == "ignored" and "robots.txt" in str(failure.value):
+            self.count("robots_forbidden")
+            return
+        self.count(f"fetch_errors/{kind}")
+        url = self.canonical(request.url) or request.url
+        yield FetchError(url=url, host=host_of(url), kind=kind, message=str(failure.value)[:500],
+                         depth=request.meta.get("depth", 0), at=time.time())

@@ -1,0 +1,58 @@
+"""``scrapy crawl web``: the broad crawl from seed lists."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+from scrapy.crawler import Crawler
+
+from ..scope import Scope
+from .base import CrawlSpiderBase, read_seed_lines
+
+
+class WebSpider(CrawlSpiderBase):
+    """Broad crawl. ``-a seeds=FILE[,FILE...]`` (default: the ``SEEDS_FILE`` setting).
+
+    Scope comes from ``ALLOWED_DOMAINS``, ``ALLOWED_SUFFIXES`` and ``DEPTH_LIMIT``;
+    ``-a allow=REGEX`` and ``-a deny=REGEX`` narrow it further.
+    """
+
+    name = "web"
+
+    def __init__(self, seeds: str | None = None, allow: str | None = None, deny: str | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.seed_files = seeds
+        self._allow, self._deny = allow, deny
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> WebSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider._init_from_settings()
+        s = crawler.settings
+        spider.seed_files = spider.seed_files or s.get("SEEDS_FILE")
+        spider.scope = Scope(
+            domains=tuple(s.getlist("ALLOWED_DOMAINS")),
+            suffixes=tuple(s.getlist("ALLOWED_SUFFIXES")),
+            allow=re.compile(spider._allow) if spider._allow else None,
+            deny=re.compile(spider._deny) if spider._deny else None,
+        )
+        return spider
+
+    def seed_urls(self) -> list[str]:
+        urls = []
+        for path in filter(None, (p.strip() for p in str(self.seed_files).split(","))):
+            with open(path, encoding="utf-8") as fh:
+                for number, raw in read_seed_lines(fh):
+                    url = self.canonical(raw)
+                    if url is None:
+                        self.logger.warning("%s:%d: not a crawlable URL: %r", path, number, raw)
+                    else:
+                        urls.append(url)
+        self.count("seeds", len(urls))
+        return urls
+
+    async def start(self) -> AsyncIterator[Any]:
+        for url in self.seed_urls():
+            yield self.request(url)

@@ -1,0 +1,29 @@
+"""Storage of crawl results behind one small interface, chosen by ``STORE_URI``."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from .sqlite import SqliteStore
+
+SCHEMES = ("sqlite",)
+
+
+def parse_store_uri(uri: str) -> tuple[str, str]:
+    """(scheme, location) of a store URI; ``sqlite:///rel/path`` or ``sqlite:////abs/path``."""
+    if not isinstance(uri, str) or "://" not in uri:
+        raise ValueError("expected a URI such as sqlite:///data/crawl.db")
+    parts = urlsplit(uri)
+    if parts.scheme not in SCHEMES:
+        raise ValueError(f"unknown store scheme {parts.scheme!r}; supported: {', '.join(SCHEMES)}")
+    if parts.netloc:
+        raise ValueError("sqlite URIs have no host: use sqlite:///relative/path or sqlite:////absolute/path")
+    path = parts.path[1:] if parts.path.startswith("/") else parts.path
+    if not path or path.endswith("/"):
+        raise ValueError("the URI names no database file")
+    return parts.scheme, path
+
+
+def open_store(uri: str) -> SqliteStore:
+    _, path = parse_store_uri(uri)
+    return SqliteStore(path)

@@ -1,0 +1,176 @@
+"""SQLite store: pages, links, hosts and fetch errors, written in batches.
+
+Pure storage, no Scrapy. Rows are buffered and written by :meth:`commit` in one
+transaction. The database runs in WAL mode, so a kill -9 at any moment leaves it
+consistent: committed batches are kept whole and the open batch is lost whole.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable
+
+from ..items import FetchError, PageItem
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS pages (
+    url TEXT PRIMARY KEY,        -- canonical URL as requested
+    final_url TEXT,              -- after redirects
+    host TEXT NOT NULL,
+    status INTEGER,
+    content_type TEXT,
+    charset TEXT,
+    fetched_at REAL,             -- unix time
+    fetch_duration REAL,         -- seconds, request sent to response received
+    bytes INTEGER,
+    content_hash TEXT,           -- sha256 of the body
+    title TEXT,
+    text_length INTEGER,
+    depth INTEGER                -- hops from the seed
+);
+CREATE INDEX IF NOT EXISTS pages_host ON pages(host);
+CREATE TABLE IF NOT EXISTS links (
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    anchor TEXT NOT NULL DEFAULT '',
+    nofollow INTEGER NOT NULL DEFAULT 0,
+    source_host TEXT NOT NULL,
+    target_host TEXT NOT NULL,
+    PRIMARY KEY (source, target, anchor)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS links_target ON links(target);
+CREATE TABLE IF NOT EXISTS hosts (
+    name TEXT PRIMARY KEY,
+    ip TEXT,
+    robots_status INTEGER,       -- HTTP status of robots.txt; NULL when unreachable or not yet fetched
+    robots_fetched_at REAL,
+    fetches INTEGER NOT NULL DEFAULT 0,
+    errors INTEGER NOT NULL DEFAULT 0,
+    bytes INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS fetch_errors (
+    url TEXT NOT NULL,
+    host TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    message TEXT,
+    depth INTEGER,
+    at REAL
+);
+CREATE VIEW IF NOT EXISTS host_links AS
+    SELECT source_host, target_host, COUNT(*) AS links
+    FROM links GROUP BY source_host, target_host;
+"""
+
+
+class SqliteStore:
+    """Buffered writer (and small reader) for one SQLite crawl database."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, exist_ok=True)
+        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode: a committed transaction survives a process crash;
+        # only a power cut can take back the last ones.
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA busy_timeout=10000")
+        self.conn.executescript(SCHEMA)
+        self._pages: list[PageItem] = []
+        self._errors: list[FetchError] = []
+        self._robots: dict[str, tuple[int | None, float]] = {}
+        self.commits = 0
+
+    @property
+    def pending(self) -> int:
+        return len(self._pages) + len(self._errors)
+
+    def add_page(self, page: PageItem) -> None:
+        self._pages.append(page)
+
+    def add_error(self, error: FetchError) -> None:
+        self._errors.append(error)
+
+    def set_robots(self, host: str, status: int | None, at: float) -> None:
+        self._robots[host] = (status, at)
+
+    def commit(self) -> list[str]:
+        """Write everything buffered in one transaction; return the page URLs committed."""
+        if not (self._pages or self._errors or self._robots):
+            return []
+        pages, errors, robots = self._pages, self._errors, self._robots
+        self._pages, self._errors, self._robots = [], [], {}
+        hosts: dict[str, list] = {}  # name -> [ip, fetches, errors, bytes]
+        for p in pages:
+            h = hosts.setdefault(p.host, [None, 0, 0, 0])
+            h[0] = p.ip or h[0]
+            h[1] += 1
+            h[2] += p.status >= 400
+            h[3] += p.bytes
+        for e in errors:
+            hosts.setdefault(e.host, [None, 0, 0, 0])[2] += 1
+        try:
+            cur = self.conn.cursor()
+            cur.execute("BEGIN")
+            cur.executemany(
+                "INSERT OR REPLACE INTO pages VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (p.url, p.final_url, p.host, p.status, p.content_type, p.charset, p.fetched_at,
+                     p.fetch_duration, p.bytes, p.content_hash, p.title, p.text_length, p.depth)
+                    for p in pages
+                ],
+            )
+            # A page fetched again (after a restart) replaces its old links.
+            cur.executemany("DELETE FROM links WHERE source = ?", [(p.url,) for p in pages])
+            cur.executemany(
+                "INSERT OR IGNORE INTO links VALUES (?,?,?,?,?,?)",
+                [
+                    (p.url, target, anchor, int(nofollow), p.host, _host(target))
+                    for p in pages
+                    for target, anchor, nofollow in p.links
+                ],
+            )
+            cur.executemany(
+                "INSERT INTO fetch_errors VALUES (?,?,?,?,?,?)",
+                [(e.url, e.host, e.kind, e.message, e.depth, e.at) for e in errors],
+            )
+            cur.executemany(
+                """INSERT INTO hosts (name, ip, fetches, errors, bytes) VALUES (?,?,?,?,?)
+                   ON CONFLICT(name) DO UPDATE SET ip = COALESCE(excluded.ip, ip),
+                   fetches = fetches + excluded.fetches, errors = errors + excluded.errors,
+                   bytes = bytes + excluded.bytes""",
+                [(name, *values) for name, values in hosts.items()],
+            )
+            cur.executemany(
+                """INSERT INTO hosts (name, robots_status, robots_fetched_at) VALUES (?,?,?)
+                   ON CONFLICT(name) DO UPDATE SET robots_status = excluded.robots_status,
+                   robots_fetched_at = excluded.robots_fetched_at""",
+                [(host, status, at) for host, (status, at) in robots.items()],
+            )
+            cur.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            # Keep the rows: nothing is lost if the next attempt succeeds.
+            self._pages, self._errors = pages + self._pages, errors + self._errors
+            self._robots = {**robots, **self._robots}
+            raise
+        self.commits += 1
+        return [p.url for p in pages]
+
+    def close(self) -> None:
+        try:
+            self.commit()
+        finally:
+            self.conn.close()
+
+    # -- reading ---------------------------------------------------------
+    def query(self, sql: str, params: Iterable = ()) -> list[tuple]:
+        return self.conn.execute(sql, tuple(params)).fetchall()
+
+
+def _host(url: str) -> str:
+    from ..urls import host_of
+
+    return host_of(url)

@@ -1,0 +1,129 @@
+"""URL canonicalisation: the one function every component uses to name a URL.
+
+Pure logic: no Scrapy, no I/O. A URL that cannot be crawled raises
+:class:`InvalidURL` with a short machine-readable ``reason`` that callers count
+in stats; nothing here is allowed to kill a crawl.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+
+from w3lib.url import canonicalize_url, safe_url_string
+
+#: Query and path parameters that carry a session id and never name content.
+DEFAULT_SESSION_PARAMS: tuple[str, ...] = (
+    "jsessionid",
+    "phpsessid",
+    "sid",
+    "sessionid",
+    "session_id",
+    "aspsessionid",
+    "cfid",
+    "cftoken",
+    "zenid",
+    "oscsid",
+)
+DEFAULT_MAX_LENGTH = 2048
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# RFC 1123 labels (after IDNA); the host as a whole is at most 253 characters.
+_LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
+
+
+class InvalidURL(ValueError):
+    """A URL the crawler refuses; ``reason`` is a stats-friendly word."""
+
+    def __init__(self, reason: str, url: str) -> None:
+        super().__init__(f"{reason}: {url[:200]!r}")
+        self.reason = reason
+        self.url = url
+
+
+def _check_host(host: str, url: str) -> None:
+    if not host:
+        raise InvalidURL("bad_host", url)
+    if ":" in host:  # urlsplit strips the brackets of an IPv6 literal
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise InvalidURL("bad_host", url) from None
+        return
+    if len(host) > 253:
+        raise InvalidURL("bad_host", url)
+    labels = host.rstrip(".").split(".")
+    if not all(_LABEL.match(label) for label in labels):
+        raise InvalidURL("bad_host", url)
+
+
+def _session_free(pairs: list[tuple[str, str]], session_params: frozenset[str]) -> list[tuple[str, str]]:
+    return [(k, v) for k, v in pairs if k.lower() not in session_params]
+
+
+def canonicalize(
+    url: str,
+    base: str | None = None,
+    *,
+    session_params: tuple[str, ...] | frozenset[str] = DEFAULT_SESSION_PARAMS,
+    max_length: int = DEFAULT_MAX_LENGTH,
+) -> str:
+    """Return the canonical form of ``url`` (resolved against ``base``).
+
+    Canonical means: absolute, http(s) only, lower-case scheme and host, IDNA
+    host, no default port, no fragment, dot segments resolved, escapes
+    normalised, query sorted, session-id parameters removed (from the query and
+    from ``;param=`` path segments), and an empty path written as ``/``.
+    """
+    if not isinstance(url, str):
+        raise InvalidURL("malformed", repr(url))
+    raw = url.strip()
+    if not raw:
+        raise InvalidURL("empty", url)
+    if len(raw) > max_length * 4:  # don't spend work on absurd inputs
+        raise InvalidURL("too_long", raw)
+    if any(ord(c) < 32 for c in raw):
+        raise InvalidURL("malformed", raw)
+    try:
+        absolute = urljoin(base, raw) if base else raw
+        parts = urlsplit(safe_url_string(absolute))
+        scheme = parts.scheme.lower()
+        if scheme not in _DEFAULT_PORTS:
+            raise InvalidURL("scheme", raw)
+        host = (parts.hostname or "").lower()
+        port = parts.port  # raises ValueError on a non-numeric or out-of-range port
+    except InvalidURL:
+        raise
+    except (ValueError, UnicodeError):
+        raise InvalidURL("malformed", raw) from None
+    if parts.username is not None or parts.password is not None:
+        # Credentials in links are a classic trap and leak secrets into logs.
+        raise InvalidURL("credentials", raw)
+    _check_host(host, raw)
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and port != _DEFAULT_PORTS[scheme]:
+        netloc = f"{netloc}:{port}"
+    sessions = frozenset(p.lower() for p in session_params)
+    path = parts.path or "/"
+    if ";" in path:
+        segments = []
+        for segment in path.split("/"):
+            name, *params = segment.split(";")
+            kept = [p for p in params if p.split("=", 1)[0].lower() not in sessions]
+            segments.append(";".join([name, *kept]))
+        path = "/".join(segments)
+    query = parts.query
+    if query and sessions:
+        query = urlencode(_session_free(parse_qsl(query, keep_blank_values=True), sessions))
+    try:
+        result = canonicalize_url(urlunsplit((scheme, netloc, path, query, "")))
+    except (ValueError, UnicodeError):
+        raise InvalidURL("malformed", raw) from None
+    if len(result) > max_length:
+        raise InvalidURL("too_long", raw)
+    return result
+
+
+def host_of(url: str) -> str:
+    """The host name of a canonical URL (no port): the default politeness key."""
+    return urlsplit(url).hostname or ""

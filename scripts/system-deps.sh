@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Make sure the system binaries the tests use are on PATH: redis-server, nginx, chromium.
+# As root, install the missing ones with apt-get. Otherwise print the exact command and fail.
+set -euo pipefail
+declare -A package=([redis-server]=redis-server [nginx]=nginx-light [chromium]=chromium)
+missing=()
+for binary in redis-server nginx chromium; do
+  if ! command -v "$binary" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$binary" ]; then
+    missing+=("${package[$binary]}")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -eq 0 ]; then
+  echo "installing system packages: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "missing system packages. Run this, then try again:" >&2
+  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  exit 1
+fi

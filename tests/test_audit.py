@@ -1,0 +1,65 @@
+"""The server-side politeness report catches impolite clients and clears polite ones."""
+
+import http.client
+import threading
+import time
+
+from crawlproj.sandbox.audit import Record, max_overlap, politeness_report
+
+
+def test_max_overlap():
+    assert max_overlap([]) == 0
+    assert max_overlap([(0, 1), (1, 2)]) == 1  # back to back is not concurrent
+    assert max_overlap([(0, 2), (1, 3), (1.5, 1.6)]) == 3
+
+
+def test_report_counts_gaps_on_both_bases():
+    recs = [Record("a", "/", 0.0, 0.1), Record("a", "/", 0.3, 0.4), Record("a", "/", 0.45, 0.5), Record("b", "/", 0, 1)]
+    idle = politeness_report(recs, interval=0.2, basis="idle")
+    assert idle["per_host"]["a"]["min_gap"] == 0.05
+    assert idle["interval_violations"] == 1 and idle["concurrency_violations"] == 0
+    start = politeness_report(recs, interval=0.2, basis="start")
+    assert start["per_host"]["a"]["min_start_gap"] == 0.15 and start["interval_violations"] == 1
+    per_host = politeness_report(recs, interval={"a": 0.01, "b": 5}, basis="idle")
+    assert per_host["violations"] == 0
+
+
+def test_report_counts_concurrency_per_host():
+    recs = [Record("a", "/1", 0, 1), Record("a", "/2", 0.5, 1.5), Record("b", "/", 0.5, 1.5)]
+    report = politeness_report(recs)
+    assert report["per_host"]["a"]["max_concurrency"] == 2
+    assert report["per_host"]["b"]["max_concurrency"] == 1
+    assert report["concurrency_violations"] == 1
+
+
+def _get(port: int, host: str, path: str) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", path, headers={"Host": f"{host}:{port}"})
+    status = conn.getresponse().status
+    conn.close()
+    return status
+
+
+def test_impolite_client_is_caught_at_the_server(sandbox_factory):
+    sandbox = sandbox_factory("--hosts", "3", "--pages", "8", "--latency", "0.05")
+    port = sandbox.port
+    # Impolite: four parallel requests to h0, then back-to-back requests to h1.
+    threads = [threading.Thread(target=_get, args=(port, "h0.sandbox.test", f"/p/{i}.html")) for i in (1, 4, 5, 6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for path in ("/", "/p/1.html", "/p/4.html"):
+        assert _get(port, "h1.sandbox.test", path) == 200
+    # Polite: h2 with a pause longer than the interval between requests.
+    for path in ("/", "/p/1.html", "/p/4.html"):
+        assert _get(port, "h2.sandbox.test", path) == 200
+        time.sleep(0.25)
+    report = sandbox.report(interval=0.2)
+    hosts = report["per_host"]
+    assert hosts["h0.sandbox.test"]["max_concurrency"] >= 2
+    assert hosts["h1.sandbox.test"]["gap_violations"] == 2 and hosts["h1.sandbox.test"]["max_concurrency"] == 1
+    assert hosts["h2.sandbox.test"]["gap_violations"] == 0 and hosts["h2.sandbox.test"]["max_concurrency"] == 1
+    assert hosts["h2.sandbox.test"]["min_gap"] >= 0.2
+    assert report["concurrency_violations"] == 1 and report["violations"] >= 3
+    assert report["requests"] == 10 == len(sandbox.records())

@@ -1,0 +1,152 @@
+"""End-to-end crawls of the sandbox web by real `scrapy crawl` processes."""
+
+import json
+import sqlite3
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from crawlproj.sandbox.harness import PROJECT_DIR, run_crawl
+
+INTERVAL = 0.05
+
+
+def crawl_sandbox(sandbox, tmp_path, spider="web", args=None, **settings):
+    db = tmp_path / "crawl.db"
+    result = run_crawl(
+        spider,
+        tmp_path,
+        args=args if args is not None else {"seeds": sandbox.seeds_file},
+        settings={"HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{db}",
+                  "DOWNLOAD_DELAY": INTERVAL, "MIN_INTERVAL": INTERVAL, **settings},
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    return sqlite3.connect(db), result
+
+
+def test_web_crawl_stores_every_reachable_page_once_and_the_exact_link_graph(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory("--hosts", "50", "--pages", "20")
+    conn, result = crawl_sandbox(sandbox, tmp_path)
+    web = sandbox.web
+    stored = {url for (url,) in conn.execute("SELECT url FROM pages")}
+    expected = web.expected_pages()
+    assert len(expected) > 600
+    assert stored == expected
+    links = set(conn.execute("SELECT source, target FROM links"))
+    assert links == web.expected_links(stored)
+    # The server saw each page exactly once, and never two requests at once on one host.
+    fetched = Counter((r.host, r.path) for r in sandbox.records() if r.path != "/robots.txt")
+    assert max(fetched.values()) == 1
+    assert sum(fetched.values()) == len(web.expected_crawl())  # noindex pages are fetched, not stored
+    assert sandbox.report()["max_concurrency"] == 1
+    # robots.txt: 5xx hosts are untouched, 4xx hosts are crawled in full, the product token group applies.
+    hosts_with_pages = {h for (h,) in conn.execute("SELECT DISTINCT host FROM pages")}
+    for h in web.hosts:
+        name, kind = web.host_name(h), web.specs[h].robots
+        assert (name in hosts_with_pages) == (kind != "error"), (name, kind)
+    private = {h for (h,) in conn.execute("SELECT DISTINCT host FROM pages WHERE url LIKE '%/private/%'")}
+    assert private and all(web.specs[web.host_index(h)].robots not in ("private", "error") for h in private)
+    assert any(web.specs[web.host_index(h)].robots == "missing" for h in private)
+    statuses = dict(conn.execute("SELECT name, robots_status FROM hosts"))
+    assert statuses["h4.sandbox.test"] == 404 and statuses["h5.sandbox.test"] == 503
+    assert result.stats["crawlproj/robots_forbidden"] > 0
+
+
+def test_japanese_pages_are_stored_as_correct_text(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory("--hosts", "20", "--pages", "6")
+    conn, _ = crawl_sandbox(sandbox, tmp_path)
+    web = sandbox.web
+    checked = 0
+    for h in (7, 8, 9, 17, 18, 19):  # utf-8, shift_jis, euc-jp; header then <meta> declared
+        for k in range(web.size(h)):
+            row = conn.execute("SELECT title, charset FROM pages WHERE url = ?", (web.url(h, k),)).fetchone()
+            if row is None:
+                continue
+            assert row[0] == web.page(h, k).title
+            assert row[1].replace("_", "-") in {"utf-8": {"utf-8"}, "shift_jis": {"cp932", "shift-jis"},
+                                                "euc-jp": {"euc-jp"}}[web.specs[h].charset]
+            checked += 1
+    assert checked >= 20
+
+
+def test_hop_limit_and_scope_settings(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory("--hosts", "10", "--pages", "30")
+    conn, _ = crawl_sandbox(sandbox, tmp_path, DEPTH_LIMIT=1, ALLOWED_DOMAINS="h1.sandbox.test,h2.sandbox.test")
+    stored = {url for (url,) in conn.execute("SELECT url FROM pages")}
+    depths = {d for (d,) in conn.execute("SELECT DISTINCT depth FROM pages")}
+    assert depths <= {0, 1}
+    # Seeds of every host are fetched; links are only followed into h1 and h2.
+    beyond_seeds = {u for u in stored if not u.endswith(".sandbox.test:%d/" % sandbox.port)}
+    assert beyond_seeds and all("//h1." in u or "//h2." in u for u in beyond_seeds)
+
+
+def test_site_spider_stays_under_its_prefix(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory("--hosts", "4", "--pages", "40", "--no-robots-mix")
+    start = sandbox.web.origin(0) + "/p/1.html"
+    conn, _ = crawl_sandbox(sandbox, tmp_path, spider="site", args={"url": start, "deny": r"\.cgi$"})
+    stored = {url for (url,) in conn.execute("SELECT url FROM pages")}
+    prefix = sandbox.web.origin(0) + "/p/"
+    assert stored and all(u.startswith(prefix) and not u.endswith(".cgi") for u in stored)
+    # Ground truth: the pages reachable from the start through links that stay in scope.
+    web, frontier, seen = sandbox.web, [start], set()
+    while frontier:
+        url = frontier.pop()
+        if url in seen:
+            continue
+        seen.add(url)
+        page = web.page(0, web.page_index(0, url[len(web.origin(0)):]))
+        if not page.meta_nofollow:
+            frontier += [l.target for l in page.links if not l.nofollow and l.target.startswith(prefix)
+                         and not l.target.endswith(".cgi")]
+    noindex = {u for u in seen if web.page(0, web.page_index(0, u[len(web.origin(0)):])).meta_noindex}
+    assert stored == seen - noindex
+    assert {r.host for r in sandbox.records()} == {"h0.sandbox.test"}
+
+
+def test_site_spider_max_pages(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory("--hosts", "2", "--pages", "50", "--no-robots-mix")
+    conn, result = crawl_sandbox(sandbox, tmp_path, spider="site",
+                                 args={"url": sandbox.web.origin(1) + "/", "max_pages": "7"})
+    assert conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0] == 7
+    assert result.stats["finish_reason"] == "max_pages"
+
+
+def test_bad_seed_lines_are_reported_not_fatal(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory("--hosts", "2", "--pages", "3", "--no-robots-mix")
+    seeds = tmp_path / "mixed.txt"
+    seeds.write_text("# comment\n\njavascript:alert(1)\nhttp://bad..host/\n" + sandbox.web.seeds()[0] + "  # root\n")
+    conn, result = crawl_sandbox(sandbox, tmp_path, args={"seeds": str(seeds)})
+    assert result.stats["crawlproj/seeds"] == 1
+    assert result.stats["crawlproj/url_rejected/scheme"] == 1 and result.stats["crawlproj/url_rejected/bad_host"] == 1
+    assert "mixed.txt:3: not a crawlable URL" in result.log
+    assert conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0] >= 1
+
+
+def test_unreachable_hosts_become_fetch_errors(tmp_path):
+    seeds = tmp_path / "seeds.txt"
+    # Pinned to a loopback port nothing listens on: connection refused, fast, no traffic leaves the machine.
+    seeds.write_text("http://nowhere.sandbox.test:9/\n")
+    result = run_crawl("web", tmp_path, args={"seeds": str(seeds)},
+                       settings={"HOST_RESOLVE": "*.sandbox.test=127.0.0.1", "STORE_URI": f"sqlite:///{tmp_path}/c.db",
+                                 "RETRY_TIMES": 0})
+    assert result.returncode == 0, result.log[-2000:]
+    conn = sqlite3.connect(tmp_path / "c.db")
+    # robots.txt is unreachable, so the host is disallowed and nothing is fetched (RFC 9309).
+    assert conn.execute("SELECT robots_status FROM hosts").fetchall() == [(None,)]
+    assert conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0] == 0
+
+
+def test_demo_prints_a_summary_whose_last_line_is_json(tmp_path):
+    out = tmp_path / "demo"
+    proc = subprocess.run([sys.executable, "-m", "scrapy", "demo", "--interval", "0.05", "--out", str(out)],
+                          cwd=PROJECT_DIR, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert {"pages", "hosts", "errors", "pages_per_s", "violations"} <= summary.keys()
+    from crawlproj.sandbox.graph import SandboxConfig, SandboxWeb
+
+    assert summary["pages"] == len(SandboxWeb(SandboxConfig(hosts=50, pages=20)).expected_pages())
+    assert summary["errors"] == 0 and summary["max_concurrency"] == 1
+    assert (out / "crawl.db").exists()

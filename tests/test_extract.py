@@ -1,0 +1,56 @@
+from parsel import Selector
+
+from crawlproj.content.extract import ExtractedLink, iter_links, robots_directives, title_and_text
+from crawlproj.urls import InvalidURL
+
+PAGE = """<html><head><title> A  title </title>
+<base href="http://h.test/base/dir/">
+<link rel="next" href="page2.html"><link rel="stylesheet" href="s.css">
+<link rel="alternate" hreflang="ja" href="/ja/">
+<meta name="ROBOTS" content="NoIndex">
+</head><body>
+<a href="a.html">Anchor <b>text</b></a>
+<a href="/b.html" rel="nofollow noopener">B</a>
+<a href="javascript:void(0)">js</a>
+<a href="http://other.test/x#frag">other</a>
+<map><area href="c.html" alt="area alt"></map>
+<script>var a = "<a href='no.html'>";</script>
+<p>Body text</p>
+</body></html>"""
+
+
+def test_links_follow_base_href_and_keep_anchor_text():
+    found = list(iter_links(Selector(text=PAGE), "http://h.test/page.html"))
+    links = [f for f in found if isinstance(f, ExtractedLink)]
+    refused = [f for f in found if isinstance(f, InvalidURL)]
+    assert [(l.url, l.anchor, l.nofollow, l.kind) for l in links] == [
+        ("http://h.test/base/dir/page2.html", "", False, "link"),
+        ("http://h.test/ja/", "", False, "link"),
+        ("http://h.test/base/dir/a.html", "Anchor text", False, "a"),
+        ("http://h.test/b.html", "B", True, "a"),
+        ("http://other.test/x", "other", False, "a"),
+        ("http://h.test/base/dir/c.html", "area alt", False, "area"),
+    ]
+    assert [r.reason for r in refused] == ["scheme"]
+
+
+def test_meta_robots_directives_are_case_insensitive_and_agent_specific():
+    sel = Selector(text=PAGE)
+    assert robots_directives(sel) == {"noindex"}
+    sel = Selector(text='<meta name="crawlproj" content="nofollow"><meta name="otherbot" content="noindex">')
+    assert robots_directives(sel) == {"nofollow"}
+    assert robots_directives(Selector(text='<meta name="robots" content="none">')) == {"none", "noindex", "nofollow"}
+
+
+def test_title_and_text_skip_scripts():
+    title, text = title_and_text(Selector(text=PAGE))
+    assert title == "A title"
+    assert "Body text" in text and "no.html" not in text
+
+
+def test_malformed_html_still_yields_links():
+    broken = "<html><body><a href='/x'>unclosed <div><a href=/y>y</a></p></td><a href='http://[bad/'>z"
+    found = list(iter_links(Selector(text=broken), "http://h.test/"))
+    urls = {f.url for f in found if isinstance(f, ExtractedLink)}
+    assert {"http://h.test/x", "http://h.test/y"} <= urls
+    assert any(isinstance(f, InvalidURL) for f in found)

@@ -1,0 +1,76 @@
+"""Profiles and bad settings fail at start-up with a message naming the setting."""
+
+import subprocess
+import sys
+
+import pytest
+from scrapy.settings import Settings
+
+from crawlproj.config import SettingsError, validate
+from crawlproj.profiles import ProfileAddon, available_profiles
+from crawlproj.resolver import parse_host_resolve, pinned_address
+from crawlproj.sandbox.harness import PROJECT_DIR
+
+
+def project_settings(**values):
+    settings = Settings()
+    settings.setmodule("crawlproj.settings", priority="project")
+    for key, value in values.items():
+        settings.set(key, value, priority="cmdline")
+    return settings
+
+
+def test_local_profile_is_the_default_and_validates():
+    assert "local" in available_profiles()
+    settings = project_settings()
+    ProfileAddon().update_settings(settings)
+    assert settings.get("STORE_URI") == "sqlite:///data/crawl.db"
+
+
+def test_cmdline_beats_profile():
+    settings = project_settings(STORE_URI="sqlite:///other.db")
+    ProfileAddon().update_settings(settings)
+    assert settings.get("STORE_URI") == "sqlite:///other.db"
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("PROFILE", "nonsense"),
+        ("STORE_URI", "mysql://x/y"),
+        ("STORE_BATCH_SIZE", "0"),
+        ("STORE_FLUSH_INTERVAL", "soon"),
+        ("MIN_INTERVAL", "-1"),
+        ("DEPTH_LIMIT", "1.5x"),
+        ("HOST_RESOLVE", "*.sandbox.test=not-an-ip"),
+        ("FOLLOW_NOFOLLOW", "maybe"),
+        ("USER_AGENT", ""),
+    ],
+)
+def test_bad_values_name_the_setting(name, value):
+    with pytest.raises(SettingsError) as exc:
+        ProfileAddon().update_settings(project_settings(**{name: value}))
+    assert exc.value.name == name and name in str(exc.value)
+
+
+def test_crawl_with_bad_setting_fails_before_crawling(tmp_path):
+    for setting, fragment in (("PROFILE=distributedd", "unknown profile"), ("STORE_BATCH_SIZE=-5", "must be >= 1")):
+        proc = subprocess.run([sys.executable, "-m", "scrapy", "crawl", "web", "-s", setting],
+                              cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120)
+        assert proc.returncode != 0
+        name = setting.split("=")[0]
+        assert f"setting {name}=" in proc.stderr and fragment in proc.stderr
+        assert "Spider opened" not in proc.stderr
+
+
+def test_host_resolve_forms():
+    assert parse_host_resolve("*.sandbox.test=127.0.0.1, a.test=::1") == [("*.sandbox.test", "127.0.0.1"), ("a.test", "::1")]
+    assert parse_host_resolve('{"x.test": "127.0.0.2"}') == [("x.test", "127.0.0.2")]
+    assert parse_host_resolve({}) == []
+    pins = parse_host_resolve({"*.sandbox.test": "127.0.0.1"})
+    assert pinned_address(pins, "H3.Sandbox.Test.") == "127.0.0.1"
+    assert pinned_address(pins, "sandbox.test.evil.com") is None
+
+
+def test_validate_accepts_base_settings():
+    validate(project_settings())

@@ -1,0 +1,119 @@
+"""Storage: batched transactions, the commit signal, and surviving kill -9."""
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+from scrapy.utils.test import get_crawler
+
+from crawlproj import signals as crawl_signals
+from crawlproj.items import FetchError, PageItem
+from crawlproj.store import open_store, parse_store_uri
+from crawlproj.store.pipeline import StorePipeline
+
+
+def page(i: int, links=()) -> PageItem:
+    return PageItem(url=f"http://h{i % 3}.test/p/{i}", final_url=f"http://h{i % 3}.test/p/{i}", host=f"h{i % 3}.test",
+                    status=200, content_type="text/html", charset="utf-8", fetched_at=1.0, fetch_duration=0.01,
+                    bytes=100, content_hash="x", title=f"t{i}", text_length=10, depth=1, ip="127.0.0.1",
+                    links=list(links))
+
+
+def count(path, table="pages"):
+    with sqlite3.connect(path) as conn:
+        return conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+
+
+def test_store_uri_parsing():
+    assert parse_store_uri("sqlite:///data/crawl.db") == ("sqlite", "data/crawl.db")
+    assert parse_store_uri("sqlite:////tmp/x.db") == ("sqlite", "/tmp/x.db")
+    for bad in ("data/crawl.db", "postgres://h/db", "sqlite://host/x.db", "sqlite:///"):
+        try:
+            parse_store_uri(bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"{bad} accepted")
+
+
+def test_rows_are_invisible_until_one_commit_writes_them_all(tmp_path):
+    db = tmp_path / "c.db"
+    store = open_store(f"sqlite:///{db}")
+    for i in range(100):
+        store.add_page(page(i, links=[(f"http://h9.test/{i}", "a", False)]))
+    store.add_error(FetchError("http://x.test/", "x.test", "dns", "no such host", 0, 1.0))
+    assert count(db) == 0
+    urls = store.commit()
+    assert len(urls) == 100 and store.commits == 1
+    assert count(db) == 100 and count(db, "links") == 100 and count(db, "fetch_errors") == 1
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("SELECT fetches FROM hosts WHERE name='h0.test'").fetchone()[0] == 34
+        assert conn.execute("SELECT links FROM host_links WHERE source_host='h0.test'").fetchone()[0] == 34
+
+
+def test_refetched_page_replaces_its_row_and_links(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path / 'c.db'}")
+    store.add_page(page(1, links=[("http://a.test/", "a", False)]))
+    store.commit()
+    store.add_page(page(1, links=[("http://b.test/", "b", True)]))
+    store.commit()
+    assert store.query("SELECT COUNT(*) FROM pages") == [(1,)]
+    assert store.query("SELECT target, nofollow FROM links") == [("http://b.test/", 1)]
+
+
+def test_pipeline_batches_and_announces_commits(tmp_path):
+    db = tmp_path / "c.db"
+    crawler = get_crawler(settings_dict={"STORE_URI": f"sqlite:///{db}", "STORE_BATCH_SIZE": 25,
+                                         "STORE_FLUSH_INTERVAL": 60})
+    crawler.stats.open_spider()
+    committed: list[list[str]] = []
+    crawler.signals.connect(lambda urls: committed.append(urls), signal=crawl_signals.pages_committed, weak=False)
+    pipeline = StorePipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    for i in range(60):
+        pipeline.process_item(page(i))
+    assert count(db) == 50  # two full batches; ten rows wait for the next flush
+    assert [len(c) for c in committed] == [25, 25]
+    pipeline.close_spider()
+    assert count(db) == 60 and [len(c) for c in committed] == [25, 25, 10]
+    assert crawler.stats.get_value("store/commits") == 3
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from crawlproj.items import PageItem
+    from crawlproj.store import open_store
+    store = open_store(sys.argv[1])
+    i = 0
+    while True:
+        for _ in range(50):
+            store.add_page(PageItem(url=f"http://h.test/{i}", final_url="", host="h.test", status=200,
+                content_type=None, charset=None, fetched_at=0, fetch_duration=0, bytes=10000,
+                content_hash="", title="x" * 500, text_length=0, depth=0,
+                links=[(f"http://h.test/{i}/{j}", "anchor", False) for j in range(20)]))
+            i += 1
+        store.commit()
+        print(i, flush=True)
+    """
+)
+
+
+def test_kill_9_never_corrupts_and_keeps_every_committed_batch(tmp_path):
+    for attempt in range(3):
+        db = tmp_path / f"k{attempt}.db"
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, f"sqlite:///{db}"], stdout=subprocess.PIPE, text=True)
+        acknowledged = 0
+        for _ in range(5 + 7 * attempt):
+            acknowledged = int(proc.stdout.readline())
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            stored = conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
+            links = conn.execute("SELECT COUNT(*) FROM links").fetchone()[0]
+        assert stored >= acknowledged, "a committed batch was lost"
+        assert stored % 50 == 0, "a batch was half written"
+        assert links == stored * 20

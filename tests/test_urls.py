@@ -1,0 +1,73 @@
+import pytest
+
+from crawlproj.urls import InvalidURL, canonicalize, host_of
+
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("HTTP://Example.COM:80/a/../b/%7euser?b=2&a=1#frag", "http://example.com/b/~user?a=1&b=2"),
+        ("https://EXAMPLE.com:443", "https://example.com/"),
+        ("http://example.com:8080/x", "http://example.com:8080/x"),
+        ("http://example.com/p?PHPSESSID=abc&q=1&sid=9", "http://example.com/p?q=1"),
+        ("http://example.com/p;jsessionid=ABC?x=1", "http://example.com/p?x=1"),
+        ("http://例え.jp/パス?q=日本", "http://xn--r8jz45g.jp/%E3%83%91%E3%82%B9?q=%E6%97%A5%E6%9C%AC"),
+        ("http://[::1]:8080/x", "http://[::1]:8080/x"),
+        ("  http://example.com  ", "http://example.com/"),
+        ("http://example.com/a%2fb", "http://example.com/a%2Fb"),
+    ],
+)
+def test_canonical_forms(raw, expected):
+    assert canonicalize(raw) == expected
+
+
+def test_relative_urls_resolve_against_base():
+    assert canonicalize("../x.html?b=1&a=2", "http://h.test/d/e/page.html") == "http://h.test/d/x.html?a=2&b=1"
+    assert canonicalize("//other.test/p", "https://h.test/") == "https://other.test/p"
+
+
+def test_custom_session_params():
+    assert canonicalize("http://h.test/?token=1&a=2", session_params=("token",)) == "http://h.test/?a=2"
+
+
+@pytest.mark.parametrize(
+    "raw, reason",
+    [
+        ("javascript:alert(1)", "scheme"),
+        ("mailto:someone@example.com", "scheme"),
+        ("ftp://example.com/file", "scheme"),
+        ("data:text/html,<b>x</b>", "scheme"),
+        ("http://a..b/", "bad_host"),
+        ("http://-bad.com/", "bad_host"),
+        ("http://exa mple.com/", "bad_host"),
+        ("http:///path-only", "bad_host"),
+        ("http://" + "a" * 300 + ".com/", "bad_host"),
+        ("http://a.b:99999/", "malformed"),
+        ("http://a.b:port/", "malformed"),
+        ("http://user:pw@a.b/", "credentials"),
+        ("http://a.b/\x00evil", "malformed"),
+        ("http://a.b/" + "x" * 3000, "too_long"),
+        ("", "empty"),
+        ("   ", "empty"),
+    ],
+)
+def test_hostile_urls_are_refused_with_a_reason(raw, reason):
+    with pytest.raises(InvalidURL) as exc:
+        canonicalize(raw)
+    assert exc.value.reason == reason
+
+
+def test_max_length_is_a_parameter():
+    url = "http://h.test/" + "x" * 100
+    assert canonicalize(url, max_length=200) == url
+    with pytest.raises(InvalidURL):
+        canonicalize(url, max_length=50)
+
+
+def test_non_string_input_is_refused():
+    with pytest.raises(InvalidURL):
+        canonicalize(None)  # type: ignore[arg-type]
+
+
+def test_host_of():
+    assert host_of("http://h1.sandbox.test:8080/x") == "h1.sandbox.test"
