@@ -56,6 +56,14 @@ def _non_empty(settings: BaseSettings, name: str) -> None:
         raise SettingsError(name, settings.get(name), "must not be empty")
 
 
+def _choice(*allowed: str) -> Callable[[BaseSettings, str], None]:
+    def check(settings: BaseSettings, name: str) -> None:
+        if settings.get(name) not in allowed:
+            raise SettingsError(name, settings.get(name), f"choose one of: {', '.join(allowed)}")
+
+    return check
+
+
 def _store_uri(settings: BaseSettings, name: str) -> None:
     from .store import parse_store_uri
 
@@ -88,6 +96,15 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "CONCURRENT_REQUESTS": _number(int, 1),
     "CONCURRENT_REQUESTS_PER_DOMAIN": _number(int, 1),
     "DOWNLOAD_DELAY": _number(float, 0),
+    "INTERVAL_DURATION_FACTOR": _number(float, 0),
+    "MAX_CRAWL_DELAY": _number(float, 0),
+    "FRONTIER_LEVELS": _number(int, 1),
+    "FRONTIER_BIAS": _number(float, 0),
+    "FRONTIER_ACTIVE_KEYS": _number(int, 0),
+    "FRONTIER_MAX_ACTIVE_KEYS": _number(int, 1),
+    "FRONTIER_KEY": _choice("host", "domain"),
+    "URLSEEN_CAPACITY": _number(int, 1000),
+    "URLSEEN_ERROR_RATE": _number(float, 0, inclusive=False),
     "DOWNLOAD_TIMEOUT": _number(float, 0, inclusive=False),
     "DOWNLOAD_MAXSIZE": _number(int, 0),
     "STORE_URI": _store_uri,

@@ -13,7 +13,8 @@ def sandbox_factory(tmp_path) -> Iterator:
     started: list[SandboxProcess] = []
 
     def start(*args: str) -> SandboxProcess:
-        proc = SandboxProcess(*args, seeds_file=tmp_path / f"seeds{len(started)}.txt").start()
+        # Short Crawl-delay so crawl_delay hosts do not dominate test time.
+        proc = SandboxProcess("--crawl-delay", "0.1", *args, seeds_file=tmp_path / f"seeds{len(started)}.txt").start()
         started.append(proc)
         return proc
 

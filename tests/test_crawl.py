@@ -20,7 +20,7 @@ def crawl_sandbox(sandbox, tmp_path, spider="web", args=None, **settings):
         tmp_path,
         args=args if args is not None else {"seeds": sandbox.seeds_file},
         settings={"HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{db}",
-                  "DOWNLOAD_DELAY": INTERVAL, "MIN_INTERVAL": INTERVAL, **settings},
+                  "MIN_INTERVAL": INTERVAL, **settings},
     )
     assert result.returncode == 0, result.log[-3000:]
     return sqlite3.connect(db), result
@@ -40,7 +40,11 @@ def test_web_crawl_stores_every_reachable_page_once_and_the_exact_link_graph(san
     fetched = Counter((r.host, r.path) for r in sandbox.records() if r.path != "/robots.txt")
     assert max(fetched.values()) == 1
     assert sum(fetched.values()) == len(web.expected_crawl())  # noindex pages are fetched, not stored
-    assert sandbox.report()["max_concurrency"] == 1
+    report = sandbox.report(INTERVAL)
+    assert report["max_concurrency"] == 1 and report["violations"] == 0, report
+    # Crawl-delay hosts rest their own, longer interval.
+    delayed = [web.host_name(h) for h in web.hosts if web.specs[h].robots == "crawl_delay"]
+    assert sandbox.report()["per_host"][delayed[0]]["min_gap"] >= 0.1
     # robots.txt: 5xx hosts are untouched, 4xx hosts are crawled in full, the product token group applies.
     hosts_with_pages = {h for (h,) in conn.execute("SELECT DISTINCT host FROM pages")}
     for h in web.hosts:

@@ -8,16 +8,26 @@ disallowed. Each answer is announced with :data:`crawlproj.signals.robots_fetche
 
 from __future__ import annotations
 
+import logging
 from urllib.parse import urlsplit
 
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import reactor
 from twisted.internet.defer import Deferred
+from twisted.internet.task import deferLater
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response
+from scrapy.http.request import NO_CALLBACK
+from scrapy.robotstxt import RobotParser
+from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
 
 from .. import signals
+from .interval import MercatorPolicy
+
+logger = logging.getLogger(__name__)
 
 ALLOW_ALL = b""
 DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
@@ -37,12 +47,48 @@ def robots_body(status: int, body: bytes) -> bytes:
 class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
     """Scrapy's robots.txt middleware, with RFC 9309 answers to 4xx, 5xx and failures."""
 
+    async def robot_parser(self, request: Request) -> RobotParser | None:
+        # Scrapy's robots.txt request, except that it is never retried on the spot:
+        # a retry would hit the host again with no interval (RFC 9309: 5xx means
+        # "disallowed for now", to be asked again later).
+        url = urlparse_cached(request)
+        netloc = url.netloc
+        if netloc not in self._parsers:
+            self._parsers[netloc] = Deferred()
+            robotsreq = Request(
+                f"{url.scheme}://{netloc}/robots.txt",
+                priority=self.DOWNLOAD_PRIORITY,
+                meta={"dont_obey_robotstxt": True, "dont_retry": True},
+                callback=NO_CALLBACK,
+            )
+            try:
+                resp = await self.crawler.engine.download_async(robotsreq)
+                await self._parse_robots(resp, netloc, request)
+            except Exception as exc:  # noqa: BLE001 - any failure means "unreachable"
+                logger.info("robots.txt of %s unreachable (%s): host disallowed", netloc, exc)
+                self._robots_error(exc, netloc)
+            self._stats.inc_value("robotstxt/request_count")
+        parser = self._parsers[netloc]
+        if isinstance(parser, Deferred):
+            return await maybe_deferred_to_future(parser)
+        return parser
+
     async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
         response = response.replace(body=robots_body(response.status, response.body))
         await super()._parse_robots(response, netloc, request)
+        parser = self._parsers[netloc]
+        delay = None
+        if parser is not None and hasattr(parser, "rp"):  # protego: Crawl-delay for our token, else '*'
+            delay = parser.rp.crawl_delay(self._robotstxt_useragent or self._default_useragent)
         self.crawler.signals.send_catch_log(
-            signals.robots_fetched, host=urlsplit(f"//{netloc}").hostname, status=response.status
+            signals.robots_fetched, host=urlsplit(f"//{netloc}").hostname, status=response.status, crawl_delay=delay
         )
+        # The robots.txt fetch counts against the host's politeness: the request
+        # that triggered it (the host's one in-flight request) rests first.
+        rest = MercatorPolicy.from_settings(self.crawler.settings).interval(
+            response.meta.get("download_latency"), delay
+        )
+        await maybe_deferred_to_future(deferLater(reactor, rest.seconds))
 
     def _robots_error(self, exc: Exception, netloc: str) -> None:
         # Unreachable robots.txt: disallow the host rather than crawl blind

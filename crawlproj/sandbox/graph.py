@@ -79,6 +79,7 @@ class SandboxConfig:
     bandwidth: float = 0.0
     error_rate: float = 0.0
     robots_mix: bool = True  # give hosts the ROBOTS_VARIANTS round-robin
+    crawl_delay: float = 1.0  # Crawl-delay of the crawl_delay robots variant
     japanese: bool = True  # every 10th host (i % 10 in 7, 8, 9) serves Japanese text
     special_pages: bool = True  # base href, <area>, <link rel=next>, meta robots pages
     seed: int = 1
@@ -139,6 +140,7 @@ class SandboxWeb:
             charset=JAPANESE_CHARSETS[i % 10 - 7] if japanese else "utf-8",
             # Alternate header-declared and <meta>-only charsets between decades of hosts.
             charset_in_header=(i // 10) % 2 == 0,
+            crawl_delay=cfg.crawl_delay,
         )
 
     def host_name(self, i: int) -> str:

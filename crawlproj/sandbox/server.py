@@ -75,15 +75,21 @@ class SandboxServer:
         response = web.StreamResponse(status=status, headers=headers)
         response.content_length = len(body)
         await response.prepare(request)
+        finish = time.perf_counter()
         if spec.bandwidth > 0 and request.method != "HEAD":
             chunk = max(1, int(spec.bandwidth / 20))
             for i in range(0, len(body), chunk):
-                await response.write(body[i : i + chunk])
                 await asyncio.sleep(len(body[i : i + chunk]) / spec.bandwidth)
+                finish = time.perf_counter()
+                await response.write(body[i : i + chunk])
         elif request.method != "HEAD":
             await response.write(body)
+        # Finish = just before the last bytes go to the socket (write() hands them to the
+        # kernel before it can yield): no client can hold the whole response earlier.
+        # A stamp after an await would add event-loop lag on a busy machine and make
+        # polite clients look impolite.
         await response.write_eof()
-        self.records.append(Record(name, request.path_qs, arrival, time.perf_counter(), status, conn, len(body)))
+        self.records.append(Record(name, request.path_qs, arrival, finish, status, conn, len(body)))
         return response
 
     def _body(self, host: int, k: int) -> tuple[bytes, dict[str, str]]:
@@ -137,6 +143,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--latency", type=float, default=d.latency, help="seconds before each response")
     parser.add_argument("--bandwidth", type=float, default=d.bandwidth, help="bytes/s per response (0: unlimited)")
     parser.add_argument("--error-rate", type=float, default=d.error_rate, help="share of page attempts that get 503")
+    parser.add_argument("--crawl-delay", type=float, default=d.crawl_delay, help="Crawl-delay of crawl_delay hosts")
     parser.add_argument("--no-robots-mix", action="store_true", help="every host allows everything")
     parser.add_argument("--no-japanese", action="store_true", help="no Japanese hosts")
     parser.add_argument("--seed", type=int, default=d.seed, help="random seed of the generated web")
@@ -154,7 +161,7 @@ def config_from_args(args: argparse.Namespace) -> SandboxConfig:
         hosts=args.hosts, pages=args.pages, power_law=args.power_law, out_links=args.out_links,
         cross_host=args.cross_host, page_bytes=args.page_bytes, latency=args.latency,
         bandwidth=args.bandwidth, error_rate=args.error_rate, robots_mix=not args.no_robots_mix,
-        japanese=not args.no_japanese, seed=args.seed,
+        japanese=not args.no_japanese, seed=args.seed, crawl_delay=args.crawl_delay,
     )
     overrides = []
     probe = SandboxWeb(dataclasses.replace(base, overrides=()))

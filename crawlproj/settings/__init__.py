@@ -52,16 +52,39 @@ SESSION_ID_PARAMS = [
 HOST_RESOLVE: dict[str, str] = {}
 TWISTED_DNS_RESOLVER = "crawlproj.resolver.HostResolveResolver"
 
-# -- politeness (the frontier takes this over in a later issue) --------------
-#: Smallest time between two requests to one host, in seconds.
+# -- frontier and politeness -------------------------------------------------
+#: The two-tier Mercator frontier replaces Scrapy's scheduler; politeness lives there.
+SCHEDULER = "crawlproj.frontier.scheduler.FrontierScheduler"
+DUPEFILTER_CLASS = "crawlproj.frontier.urlseen.BloomDupeFilter"
+#: Scrapy's downloader, announcing every finished fetch to the frontier.
+DOWNLOADER = "crawlproj.frontier.downloader.FrontierDownloader"
+#: Smallest time between one request's finish and the next request to the same host, in seconds.
 MIN_INTERVAL = 1.0
-CONCURRENT_REQUESTS = 32
+#: Mercator rule: rest at least this many times the last fetch's duration.
+INTERVAL_DURATION_FACTOR = 10.0
+#: robots.txt Crawl-delay is honoured up to this many seconds.
+MAX_CRAWL_DELAY = 60.0
+#: Front-tier priority levels (0 is the most important).
+FRONTIER_LEVELS = 8
+#: Refill picks level L with weight FRONTIER_BIAS ** -L among non-empty levels.
+FRONTIER_BIAS = 2.0
+#: Which front-tier level a request joins.
+FRONTIER_PRIORITIZER = "crawlproj.frontier.prioritizers.BreadthFirst"
+#: Politeness key: "host" (default) or "domain" (registrable domain, approximate).
+FRONTIER_KEY = "host"
+#: Back queues kept active; 0 means 3 x CONCURRENT_REQUESTS (Mercator). More are
+#: activated when no active host is due, up to FRONTIER_MAX_ACTIVE_KEYS.
+FRONTIER_ACTIVE_KEYS = 0
+FRONTIER_MAX_ACTIVE_KEYS = 1_000_000
+#: URL-seen Bloom filter: URLs before it grows, and its false-positive rate.
+URLSEEN_CAPACITY = 1_000_000
+URLSEEN_ERROR_RATE = 0.001
+CONCURRENT_REQUESTS = 64
+#: A safety net only: the frontier never hands out two requests for one host.
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
-DOWNLOAD_DELAY = 1.0
+#: Scrapy's slot delays stay off: politeness lives in the frontier, in one place.
+DOWNLOAD_DELAY = 0
 DOWNLOAD_DELAY_JITTER = 0
-DEPTH_PRIORITY = 1  # breadth-first
-SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
-SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 
 # -- downloads ---------------------------------------------------------------
 DOWNLOADER_MIDDLEWARES = {

@@ -1,0 +1,1 @@
+"""The Mercator-style two-tier frontier that replaces Scrapy's scheduler."""

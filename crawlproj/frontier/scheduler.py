@@ -1,0 +1,176 @@
+"""The frontier as Scrapy's scheduler (the thin adapter over :mod:`.tiers`)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from scrapy import Request, Spider
+from scrapy.core.scheduler import BaseScheduler
+from scrapy.crawler import Crawler
+from scrapy.dupefilters import BaseDupeFilter
+from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.misc import build_from_crawler, load_object
+from scrapy import signals
+from twisted.internet import task
+
+from .. import signals as crawl_signals
+from ..politeness.interval import MercatorPolicy
+from .tiers import TwoTierFrontier
+
+logger = logging.getLogger(__name__)
+
+
+def politeness_key(request: Request, mode: str = "host") -> str:
+    """The politeness key of a request: its host, or its registrable domain (approximate)."""
+    host = urlparse_cached(request).hostname or ""
+    if mode == "domain":
+        labels = host.split(".")
+        # Two-level public suffixes such as co.jp and ac.uk keep three labels.
+        keep = 3 if len(labels) >= 3 and len(labels[-2]) <= 3 and len(labels[-1]) == 2 else 2
+        return ".".join(labels[-keep:])
+    return host
+
+
+class FrontierScheduler(BaseScheduler):
+    """Hands the engine only requests whose politeness key is due.
+
+    Promises: never two in-flight requests per key; a key goes again no sooner
+    than its last fetch's finish time plus the policy's interval; when nothing
+    is due it wakes the engine at the earliest due time (Scrapy would otherwise
+    look again only after a download or its 5 s heartbeat). Scrapy's own slot
+    delay must stay off (``DOWNLOAD_DELAY = 0``): politeness lives here.
+    """
+
+    def __init__(self, crawler: Crawler, dupefilter: BaseDupeFilter) -> None:
+        s = crawler.settings
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.df = dupefilter
+        self.policy = MercatorPolicy.from_settings(s)
+        levels = s.getint("FRONTIER_LEVELS")
+        active = s.getint("FRONTIER_ACTIVE_KEYS") or 3 * s.getint("CONCURRENT_REQUESTS")
+        self.frontier = TwoTierFrontier(
+            levels=levels,
+            active_target=active,
+            max_active=s.getint("FRONTIER_MAX_ACTIVE_KEYS"),
+            bias=s.getfloat("FRONTIER_BIAS"),
+        )
+        self.prioritizer = load_object(s.get("FRONTIER_PRIORITIZER"))(levels)
+        self.key_mode = s.get("FRONTIER_KEY")
+        self.clock = time.monotonic
+        self._handed: dict[int, tuple[str, Request]] = {}  # id(request) -> (key, request)
+        self._reached: dict[int, float] = {}  # id(request) -> when it reached the downloader
+        self._crawl_delay: dict[str, float] = {}
+        self._rules: dict[str, str] = {}
+        self._timer: Any = None
+        self._timer_at = float("inf")
+        self._stats_loop: task.LoopingCall | None = None
+        self.spider: Spider | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
+        dupefilter = build_from_crawler(load_object(crawler.settings["DUPEFILTER_CLASS"]), crawler)
+        return cls(crawler, dupefilter)
+
+    # -- Scrapy's scheduler interface ------------------------------------
+    def open(self, spider: Spider) -> None:
+        self.spider = spider
+        sig = self.crawler.signals
+        sig.connect(self._fetch_finished, signal=crawl_signals.fetch_finished)
+        sig.connect(self._reached_downloader, signal=signals.request_reached_downloader)
+        sig.connect(self._robots_fetched, signal=crawl_signals.robots_fetched)
+        self.df.open()
+        self._stats_loop = task.LoopingCall(self._update_stats)
+        self._stats_loop.start(1.0, now=False)
+
+    def close(self, reason: str) -> None:
+        if self._stats_loop is not None and self._stats_loop.running:
+            self._stats_loop.stop()
+        if self._timer is not None and self._timer.active():
+            self._timer.cancel()
+        self._update_stats()
+        self.df.close(reason)
+
+    def has_pending_requests(self) -> bool:
+        return self.frontier.has_pending()
+
+    def __len__(self) -> int:
+        return len(self.frontier)
+
+    def enqueue_request(self, request: Request) -> bool:
+        if not request.dont_filter and self.df.request_seen(request):
+            self.df.log(request, self.spider)
+            return False
+        key = politeness_key(request, self.key_mode)
+        self.frontier.push(key, request, self.prioritizer.level(request))
+        self.stats.inc_value("frontier/enqueued")
+        return True
+
+    def next_request(self) -> Request | None:
+        now = self.clock()
+        popped = self.frontier.pop(now)
+        if popped is None:
+            self._wake_at(self.frontier.next_due())
+            return None
+        key, request = popped
+        self._handed[id(request)] = (key, request)
+        self.stats.inc_value("frontier/dequeued")
+        return request
+
+    # -- completion and wake-up ------------------------------------------
+    def _reached_downloader(self, request: Request, spider: Spider | None = None) -> None:
+        if id(request) in self._handed:
+            self._reached[id(request)] = self.clock()
+
+    def _fetch_finished(self, request: Request, result: Any) -> None:
+        handed = self._handed.pop(id(request), None)
+        if handed is None:
+            return  # not ours (robots.txt fetched from inside a middleware)
+        key = handed[0]
+        now = self.clock()
+        reached = self._reached.pop(id(request), None)
+        if reached is None:
+            # Dropped before the network (robots.txt said no): the host saw nothing new.
+            self.frontier.release(key, self.frontier.next_allowed.get(key, now))
+        else:
+            interval = self.policy.interval(now - reached, self._crawl_delay.get(key))
+            self._rules[key] = interval.rule
+            self.stats.inc_value(f"frontier/interval_rule/{interval.rule}")
+            self.frontier.release(key, now + interval.seconds)
+        self._wake_at(self.frontier.next_due())
+
+    def _robots_fetched(self, host: str, status: int | None, crawl_delay: float | None = None) -> None:
+        if crawl_delay is not None:
+            self._crawl_delay[host] = crawl_delay
+
+    def _wake_at(self, due: float | None) -> None:
+        if due is None:
+            return
+        if self._timer is not None and self._timer.active() and self._timer_at <= due:
+            return
+        if self._timer is not None and self._timer.active():
+            self._timer.cancel()
+        from twisted.internet import reactor
+
+        self._timer_at = due
+        # A millisecond late rather than early: an early wake finds nothing due.
+        self._timer = reactor.callLater(max(0.0, due - self.clock()) + 0.001, self._wake)
+
+    def _wake(self) -> None:
+        engine = self.crawler.engine
+        slot = getattr(engine, "_slot", None) if engine is not None else None
+        if slot is not None:
+            slot.nextcall.schedule()
+
+    def _update_stats(self) -> None:
+        f, now = self.frontier, self.clock()
+        due = f.next_due()
+        self.stats.set_value("frontier/queued", len(f))
+        self.stats.set_value("frontier/queued_front", f.front_len)
+        self.stats.set_value("frontier/queued_back", f.back_len)
+        self.stats.set_value("frontier/active_keys", len(f.back))
+        self.stats.set_value("frontier/in_flight", len(f.in_flight))
+        self.stats.set_value("frontier/due_keys", f.due_keys(now))
+        self.stats.set_value("frontier/next_due_in", round(max(0.0, due - now), 3) if due is not None else None)

@@ -1,0 +1,188 @@
+"""The two-tier Mercator frontier (pure logic: no Scrapy, no Twisted, no clock).
+
+Front tier: ``levels`` FIFO queues, level 0 the most important. A refill takes
+the head of a non-empty level chosen at random with weight ``bias ** -level``,
+so high priority wins most of the time without starving the rest.
+
+Back tier: one queue per politeness key (a host by default) for the
+*active* keys only (FIFO within a priority level, lower levels first, so
+priority holds inside a host even when the front tier drains quickly), a key -> queue table, and a heap of (next-allowed time,
+key). Invariant: a key is in the heap exactly when it is active, not in
+flight, and its queue is non-empty. So :meth:`pop` hands out only due keys,
+never two in-flight entries for one key, and a key whose queue runs dry on
+release is deactivated (its next-allowed time is remembered).
+
+Refill policy (Mercator keeps about 3 back queues per fetcher): the front tier
+is pulled from until ``active_target`` keys are active, and beyond that (up
+to ``max_active``) whenever no active key is due, because then the fetchers
+would otherwise sit idle while inactive hosts wait in the front tier. URLs
+pulled for an already active key join its back queue.
+
+Queues are built by ``queue_factory`` so they can spill to disk
+(:mod:`crawlproj.frontier.spill`); anything with ``append``, ``popleft`` and
+``len`` works.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections import deque
+from collections.abc import Callable, Hashable
+from typing import Any, Protocol
+
+
+class FIFO(Protocol):
+    def append(self, item: Any) -> None: ...
+    def popleft(self) -> Any: ...
+    def __len__(self) -> int: ...
+
+
+class LeveledQueue:
+    """A back queue: FIFO within a priority level, lower levels first.
+
+    Level FIFOs are made on demand, so a host with one level costs one FIFO.
+    """
+
+    __slots__ = ("levels", "factory", "name", "size")
+
+    def __init__(self, factory: Callable[[str], FIFO], name: str) -> None:
+        self.levels: dict[int, FIFO] = {}
+        self.factory = factory
+        self.name = name
+        self.size = 0
+
+    def append(self, item: tuple[int, Any]) -> None:
+        level, entry = item
+        queue = self.levels.get(level)
+        if queue is None:
+            queue = self.levels[level] = self.factory(f"{self.name}:{level}")
+        queue.append(entry)
+        self.size += 1
+
+    def popleft(self) -> Any:
+        level = min(self.levels)
+        queue = self.levels[level]
+        entry = queue.popleft()
+        if not len(queue):
+            del self.levels[level]
+        self.size -= 1
+        return entry
+
+    def __len__(self) -> int:
+        return self.size
+
+
+class TwoTierFrontier:
+    """Front tier by priority, back tier by politeness key, ready heap by next-allowed time."""
+
+    def __init__(
+        self,
+        levels: int = 8,
+        active_target: int = 192,
+        max_active: int = 1_000_000,
+        bias: float = 2.0,
+        queue_factory: Callable[[str], FIFO] = lambda name: deque(),
+        rng: random.Random | None = None,
+    ) -> None:
+        if levels < 1:
+            raise ValueError("levels must be >= 1")
+        self.levels = levels
+        self.active_target = active_target
+        self.max_active = max(max_active, active_target)
+        self.weights = [bias ** -level for level in range(levels)] if bias > 0 else [1.0] * levels
+        self.queue_factory = queue_factory
+        self.rng = rng or random.Random(0)
+        self.front: list[FIFO] = [queue_factory(f"front{i}") for i in range(levels)]
+        self.back: dict[Hashable, LeveledQueue] = {}
+        self.heap: list[tuple[float, int, Hashable]] = []
+        self.in_flight: dict[Hashable, float] = {}
+        self.next_allowed: dict[Hashable, float] = {}
+        self._seq = 0
+        self._front_len = 0
+        self._back_len = 0
+
+    # -- sizes -----------------------------------------------------------
+    def __len__(self) -> int:
+        """Entries queued (front plus back), not counting those in flight."""
+        return self._front_len + self._back_len
+
+    @property
+    def front_len(self) -> int:
+        return self._front_len
+
+    @property
+    def back_len(self) -> int:
+        return self._back_len
+
+    def due_keys(self, now: float) -> int:
+        return sum(1 for t, _, _ in self.heap if t <= now)
+
+    # -- entry points ----------------------------------------------------
+    def push(self, key: Hashable, entry: Any, level: int = 0) -> None:
+        """Queue ``entry`` for politeness key ``key`` at priority ``level`` (0 is highest)."""
+        level = min(max(int(level), 0), self.levels - 1)
+        self.front[level].append((key, level, entry))
+        self._front_len += 1
+
+    def pop(self, now: float) -> tuple[Hashable, Any] | None:
+        """The next entry whose key is due at ``now``, marking the key in flight; else None."""
+        self._refill(now)
+        if not self.heap or self.heap[0][0] > now:
+            return None
+        _, _, key = heapq.heappop(self.heap)
+        entry = self.back[key].popleft()
+        self._back_len -= 1
+        self.in_flight[key] = now
+        return key, entry
+
+    def release(self, key: Hashable, next_allowed: float) -> None:
+        """The in-flight entry of ``key`` finished; the key may go again at ``next_allowed``."""
+        if self.in_flight.pop(key, None) is None:
+            raise KeyError(f"{key!r} is not in flight")
+        self.next_allowed[key] = next_allowed
+        queue = self.back.get(key)
+        if queue is not None and len(queue):
+            self._schedule(key, next_allowed)
+        else:
+            self.back.pop(key, None)
+
+    def next_due(self) -> float | None:
+        """When the earliest scheduled key becomes due (None when nothing is scheduled)."""
+        return self.heap[0][0] if self.heap else None
+
+    def has_pending(self) -> bool:
+        return bool(self._front_len or self._back_len)
+
+    # -- internals -------------------------------------------------------
+    def _schedule(self, key: Hashable, at: float) -> None:
+        self._seq += 1
+        heapq.heappush(self.heap, (at, self._seq, key))
+
+    def _nothing_due(self, now: float) -> bool:
+        return not self.heap or self.heap[0][0] > now
+
+    def _refill(self, now: float) -> None:
+        while self._front_len and (
+            len(self.back) < self.active_target or (self._nothing_due(now) and len(self.back) < self.max_active)
+        ):
+            key, level, entry = self._pull_front()
+            queue = self.back.get(key)
+            if queue is not None:
+                queue.append((level, entry))
+                self._back_len += 1
+                continue
+            queue = self.back[key] = LeveledQueue(self.queue_factory, f"back:{key}")
+            queue.append((level, entry))
+            self._back_len += 1
+            if key not in self.in_flight:
+                self._schedule(key, self.next_allowed.get(key, 0.0))
+
+    def _pull_front(self) -> tuple[Hashable, int, Any]:
+        candidates = [i for i, q in enumerate(self.front) if len(q)]
+        if len(candidates) == 1:
+            level = candidates[0]
+        else:
+            level = self.rng.choices(candidates, weights=[self.weights[i] for i in candidates])[0]
+        self._front_len -= 1
+        return self.front[level].popleft()

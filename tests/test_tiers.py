@@ -1,0 +1,100 @@
+"""The two-tier frontier's bookkeeping, without Twisted or a clock."""
+
+import random
+
+import pytest
+
+from crawlproj.frontier.tiers import LeveledQueue, TwoTierFrontier
+from collections import deque
+
+
+def drain(frontier, now):
+    out = []
+    while (item := frontier.pop(now)) is not None:
+        out.append(item)
+    return out
+
+
+def test_only_due_keys_are_handed_out_and_one_per_key():
+    f = TwoTierFrontier()
+    for i in range(3):
+        f.push("a", f"a{i}")
+    f.push("b", "b0")
+    first = drain(f, now=0.0)
+    assert sorted(first) == [("a", "a0"), ("b", "b0")]  # one entry per key, never two in flight
+    assert f.pop(0.0) is None and set(f.in_flight) == {"a", "b"}
+    f.release("a", next_allowed=5.0)
+    assert f.pop(4.99) is None and f.next_due() == 5.0
+    assert f.pop(5.0) == ("a", "a1")
+
+
+def test_release_of_empty_key_deactivates_but_remembers_its_time():
+    f = TwoTierFrontier()
+    f.push("a", 1)
+    assert f.pop(0) == ("a", 1)
+    f.release("a", 10.0)
+    assert "a" not in f.back and f.next_due() is None
+    f.push("a", 2)  # the host comes back: it still waits for its time
+    assert f.pop(9.0) is None and f.next_due() == 10.0
+    assert f.pop(10.0) == ("a", 2)
+
+
+def test_release_unknown_key_is_an_error():
+    with pytest.raises(KeyError):
+        TwoTierFrontier().release("x", 1.0)
+
+
+def test_more_keys_are_activated_when_nothing_is_due():
+    f = TwoTierFrontier(active_target=2, max_active=100)
+    for host in "abcdef":
+        f.push(host, host + "0")
+        f.push(host, host + "1")
+    got = drain(f, 0.0)
+    # Nothing else is due once the first two keys are in flight, so every host gets activated.
+    assert sorted(k for k, _ in got) == list("abcdef")
+    f2 = TwoTierFrontier(active_target=2, max_active=2)
+    for host in "abcdef":
+        f2.push(host, host)
+    assert len(drain(f2, 0.0)) == 2 and len(f2.back) == 2
+
+
+def test_front_tier_prefers_high_priority():
+    f = TwoTierFrontier(levels=4, active_target=1, max_active=1, bias=2.0, rng=random.Random(1))
+    for i in range(400):
+        f.push(f"h{i}", ("low", i), level=3)
+        f.push(f"g{i}", ("high", i), level=0)
+    firsts = []
+    for _ in range(100):
+        key, (kind, _) = f.pop(0.0)
+        f.release(key, 0.0)
+        firsts.append(kind)
+    assert firsts.count("high") > 80  # weight 1 against 1/8
+    assert "low" in firsts  # biased, not starved
+
+
+def test_priority_holds_within_one_host():
+    f = TwoTierFrontier(levels=3)
+    for i, level in enumerate([2, 2, 0, 1, 0]):
+        f.push("h", (level, i), level=level)
+    order = []
+    for t in range(5):
+        key, entry = f.pop(float(t))
+        order.append(entry)
+        f.release(key, t + 1.0)
+    assert order == [(0, 2), (0, 4), (1, 3), (2, 0), (2, 1)]
+
+
+def test_sizes_are_tracked():
+    f = TwoTierFrontier(active_target=1, max_active=1)
+    for i in range(10):
+        f.push(f"k{i % 3}", i)
+    assert len(f) == 10 and f.front_len == 10
+    f.pop(0.0)
+    assert len(f) == 9 and f.back_len + f.front_len == 9
+
+
+def test_leveled_queue():
+    q = LeveledQueue(lambda name: deque(), "x")
+    for item in [(1, "a"), (0, "b"), (1, "c")]:
+        q.append(item)
+    assert [q.popleft() for _ in range(3)] == ["b", "a", "c"] and len(q) == 0 and not q.levels
