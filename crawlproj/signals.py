@@ -5,7 +5,7 @@
 pages_committed = object()
 
 #: A robots.txt answer arrived. Arguments: ``host``, ``status`` (int, or None when unreachable),
-#: ``crawl_delay`` (seconds, or None).
+#: ``crawl_delay`` (seconds, or None), ``duration`` (seconds the fetch took, or None).
 robots_fetched = object()
 
 #: The downloader is done with a request (response, failure, or a new request).

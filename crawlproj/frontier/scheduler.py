@@ -24,7 +24,10 @@ logger = logging.getLogger(__name__)
 
 def politeness_key(request: Request, mode: str = "host") -> str:
     """The politeness key of a request: its host, or its registrable domain (approximate)."""
-    host = urlparse_cached(request).hostname or ""
+    return host_key(urlparse_cached(request).hostname or "", mode)
+
+
+def host_key(host: str, mode: str = "host") -> str:
     if mode == "domain":
         labels = host.split(".")
         # Two-level public suffixes such as co.jp and ac.uk keep three labels.
@@ -63,6 +66,7 @@ class FrontierScheduler(BaseScheduler):
         self._handed: dict[int, tuple[str, Request]] = {}  # id(request) -> (key, request)
         self._reached: dict[int, float] = {}  # id(request) -> when it reached the downloader
         self._crawl_delay: dict[str, float] = {}
+        self._robots_rest: dict[str, float] = {}  # key -> when its robots.txt fetch's rest ends
         self._rules: dict[str, str] = {}
         self._timer: Any = None
         self._timer_at = float("inf")
@@ -132,8 +136,10 @@ class FrontierScheduler(BaseScheduler):
         now = self.clock()
         reached = self._reached.pop(id(request), None)
         if reached is None:
-            # Dropped before the network (robots.txt said no): the host saw nothing new.
-            self.frontier.release(key, self.frontier.next_allowed.get(key, now))
+            # Never reached the network (robots.txt said no, or the robots.txt fetch
+            # took this visit and sent the request back): only that fetch needs rest.
+            rest = max(self.frontier.next_allowed.get(key, now), self._robots_rest.pop(key, now))
+            self.frontier.release(key, rest)
         else:
             interval = self.policy.interval(now - reached, self._crawl_delay.get(key))
             self._rules[key] = interval.rule
@@ -141,9 +147,12 @@ class FrontierScheduler(BaseScheduler):
             self.frontier.release(key, now + interval.seconds)
         self._wake_at(self.frontier.next_due())
 
-    def _robots_fetched(self, host: str, status: int | None, crawl_delay: float | None = None) -> None:
+    def _robots_fetched(self, host: str, status: int | None, crawl_delay: float | None = None,
+                        duration: float | None = None) -> None:
+        key = host_key(host or "", self.key_mode)
         if crawl_delay is not None:
-            self._crawl_delay[host] = crawl_delay
+            self._crawl_delay[key] = crawl_delay
+        self._robots_rest[key] = self.clock() + self.policy.interval(duration, crawl_delay).seconds
 
     def _wake_at(self, due: float | None) -> None:
         if due is None:

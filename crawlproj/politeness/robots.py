@@ -12,9 +12,7 @@ import logging
 from urllib.parse import urlsplit
 
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import reactor
 from twisted.internet.defer import Deferred
-from twisted.internet.task import deferLater
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
@@ -25,7 +23,6 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
 
 from .. import signals
-from .interval import MercatorPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +43,17 @@ def robots_body(status: int, body: bytes) -> bytes:
 
 class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
     """Scrapy's robots.txt middleware, with RFC 9309 answers to 4xx, 5xx and failures."""
+
+    async def process_request(self, request: Request, spider: object = None) -> Request | None:  # type: ignore[override]
+        if request.meta.get("dont_obey_robotstxt") or not request.url.startswith(("http:", "https:")):
+            return None
+        fresh = urlparse_cached(request).netloc not in self._parsers
+        self.process_request_2(await self.robot_parser(request), request)
+        if fresh:
+            # The robots.txt fetch was this host's visit: send the request back to the
+            # frontier, which rests the host first (without holding a download slot).
+            return request.replace(dont_filter=True)
+        return None
 
     async def robot_parser(self, request: Request) -> RobotParser | None:
         # Scrapy's robots.txt request, except that it is never retried on the spot:
@@ -81,14 +89,9 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         if parser is not None and hasattr(parser, "rp"):  # protego: Crawl-delay for our token, else '*'
             delay = parser.rp.crawl_delay(self._robotstxt_useragent or self._default_useragent)
         self.crawler.signals.send_catch_log(
-            signals.robots_fetched, host=urlsplit(f"//{netloc}").hostname, status=response.status, crawl_delay=delay
+            signals.robots_fetched, host=urlsplit(f"//{netloc}").hostname, status=response.status, crawl_delay=delay,
+            duration=response.meta.get("download_latency"),
         )
-        # The robots.txt fetch counts against the host's politeness: the request
-        # that triggered it (the host's one in-flight request) rests first.
-        rest = MercatorPolicy.from_settings(self.crawler.settings).interval(
-            response.meta.get("download_latency"), delay
-        )
-        await maybe_deferred_to_future(deferLater(reactor, rest.seconds))
 
     def _robots_error(self, exc: Exception, netloc: str) -> None:
         # Unreachable robots.txt: disallow the host rather than crawl blind
