@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import Any
 
@@ -18,8 +17,6 @@ from twisted.internet import task
 from .. import signals as crawl_signals
 from ..politeness.interval import MercatorPolicy
 from .tiers import TwoTierFrontier
-
-logger = logging.getLogger(__name__)
 
 
 def politeness_key(request: Request, mode: str = "host") -> str:
@@ -67,7 +64,6 @@ class FrontierScheduler(BaseScheduler):
         self._reached: dict[int, float] = {}  # id(request) -> when it reached the downloader
         self._crawl_delay: dict[str, float] = {}
         self._robots_rest: dict[str, float] = {}  # key -> when its robots.txt fetch's rest ends
-        self._rules: dict[str, str] = {}
         self._timer: Any = None
         self._timer_at = float("inf")
         self._stats_loop: task.LoopingCall | None = None
@@ -142,7 +138,6 @@ class FrontierScheduler(BaseScheduler):
             self.frontier.release(key, rest)
         else:
             interval = self.policy.interval(now - reached, self._crawl_delay.get(key))
-            self._rules[key] = interval.rule
             self.stats.inc_value(f"frontier/interval_rule/{interval.rule}")
             self.frontier.release(key, now + interval.seconds)
         self._wake_at(self.frontier.next_due())
