@@ -36,3 +36,15 @@ class FetchError:
     message: str
     depth: int
     at: float
+
+
+@dataclass
+class Skipped:
+    """A URL visited on purpose without a page to store (``noindex``, forbidden by robots.txt).
+
+    The store records nothing for it but still reports it completed on commit, so a
+    resumed crawl does not visit it again.
+    """
+
+    url: str
+    reason: str

@@ -1,7 +1,8 @@
 """crawlproj's own signals (sent with ``crawler.signals``)."""
 
-#: The store committed a batch. Arguments: ``urls`` (list of canonical page URLs).
-#: A page counts as completed only from this moment (the frontier listens to it).
+#: The store committed a batch. Arguments: ``urls``: the URLs it completed (each page's
+#: requested and final URL, and URLs recorded as fetch errors). A URL counts as completed
+#: only from this moment (the frontier's journal listens to it).
 pages_committed = object()
 
 #: A robots.txt answer arrived. Arguments: ``host``, ``status`` (int, or None when unreachable),

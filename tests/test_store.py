@@ -45,7 +45,7 @@ def test_rows_are_invisible_until_one_commit_writes_them_all(tmp_path):
     store.add_error(FetchError("http://x.test/", "x.test", "dns", "no such host", 0, 1.0))
     assert count(db) == 0
     urls = store.commit()
-    assert len(urls) == 100 and store.commits == 1
+    assert len(urls) == 101 and "http://x.test/" in urls and store.commits == 1  # pages and the error
     assert count(db) == 100 and count(db, "links") == 100 and count(db, "fetch_errors") == 1
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

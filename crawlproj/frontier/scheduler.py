@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import tempfile
 import time
 from typing import Any
 
@@ -11,12 +14,18 @@ from scrapy.crawler import Crawler
 from scrapy.dupefilters import BaseDupeFilter
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
+from scrapy.utils.request import request_from_dict
 from scrapy import signals
 from twisted.internet import task
 
 from .. import signals as crawl_signals
 from ..politeness.interval import MercatorPolicy
+from .journal import FrontierJournal, Record, fingerprint
+from .spill import SegmentStore, spill_factory
 from .tiers import TwoTierFrontier
+from .urlseen import key_of, url_key
+
+logger = logging.getLogger(__name__)
 
 
 def politeness_key(request: Request, mode: str = "host") -> str:
@@ -51,11 +60,22 @@ class FrontierScheduler(BaseScheduler):
         self.policy = MercatorPolicy.from_settings(s)
         levels = s.getint("FRONTIER_LEVELS")
         active = s.getint("FRONTIER_ACTIVE_KEYS") or 3 * s.getint("CONCURRENT_REQUESTS")
+        jobdir = s.get("JOBDIR")
+        self.journal = FrontierJournal(os.path.join(jobdir, "frontier")) if jobdir else None
+        front_buffer, back_buffer = s.getint("FRONTIER_FRONT_BUFFER"), s.getint("FRONTIER_BACK_BUFFER")
+        self.spill: SegmentStore | None = None
+        extra: dict[str, Any] = {}
+        if front_buffer and back_buffer:
+            spill_dir = s.get("FRONTIER_SPILL_DIR") or (
+                os.path.join(jobdir, "frontier", "spill") if jobdir else tempfile.mkdtemp(prefix="crawlproj-spill-"))
+            self.spill = SegmentStore(spill_dir, segment_bytes=s.getint("FRONTIER_SEGMENT_BYTES"))
+            extra["queue_factory"] = spill_factory(self.spill, front_buffer, back_buffer)
         self.frontier = TwoTierFrontier(
             levels=levels,
             active_target=active,
             max_active=s.getint("FRONTIER_MAX_ACTIVE_KEYS"),
             bias=s.getfloat("FRONTIER_BIAS"),
+            **extra,
         )
         self.prioritizer = load_object(s.get("FRONTIER_PRIORITIZER"))(levels)
         self.key_mode = s.get("FRONTIER_KEY")
@@ -81,7 +101,10 @@ class FrontierScheduler(BaseScheduler):
         sig.connect(self._fetch_finished, signal=crawl_signals.fetch_finished)
         sig.connect(self._reached_downloader, signal=signals.request_reached_downloader)
         sig.connect(self._robots_fetched, signal=crawl_signals.robots_fetched)
+        sig.connect(self._pages_committed, signal=crawl_signals.pages_committed)
         self.df.open()
+        if self.journal is not None:
+            self._resume()
         self._stats_loop = task.LoopingCall(self._update_stats)
         self._stats_loop.start(1.0, now=False)
 
@@ -92,6 +115,10 @@ class FrontierScheduler(BaseScheduler):
             self._timer.cancel()
         self._update_stats()
         self.df.close(reason)
+        if self.journal is not None:
+            self.journal.close()
+        if self.spill is not None:
+            self.spill.close()
 
     def has_pending_requests(self) -> bool:
         return self.frontier.has_pending()
@@ -104,7 +131,15 @@ class FrontierScheduler(BaseScheduler):
             self.df.log(request, self.spider)
             return False
         key = politeness_key(request, self.key_mode)
-        self.frontier.push(key, request, self.prioritizer.level(request))
+        level = self.prioritizer.level(request)
+        try:
+            entry = request.to_dict(spider=self.spider)
+        except ValueError as exc:
+            # Queues live on disk: a callback must be a spider method, as with Scrapy's JOBDIR.
+            raise ValueError(f"the frontier cannot queue {request}: {exc}") from exc
+        self.frontier.push(key, entry, level)
+        if self.journal is not None:
+            self.journal.append((fingerprint(url_key(request)), request.dont_filter, key, level, entry))
         self.stats.inc_value("frontier/enqueued")
         return True
 
@@ -114,10 +149,47 @@ class FrontierScheduler(BaseScheduler):
         if popped is None:
             self._wake_at(self.frontier.next_due())
             return None
-        key, request = popped
+        key, entry = popped
+        request = request_from_dict(entry, spider=self.spider)
         self._handed[id(request)] = (key, request)
         self.stats.inc_value("frontier/dequeued")
         return request
+
+    # -- resume --------------------------------------------------------------
+    def _resume(self) -> None:
+        """Queue the journal's pending records again and compact the journal."""
+        assert self.journal is not None
+        started, seen = time.monotonic(), [0]
+        mark = getattr(self.df, "mark_seen_key", None)
+
+        def seen_record(record: Record) -> None:
+            seen[0] += 1
+            entry = record[4]
+            if mark is not None:
+                mark(key_of(entry["method"], entry["url"], entry["body"]))
+            else:
+                self.df.request_seen(request_from_dict(entry, spider=self.spider))
+
+        def requeue() -> Any:
+            for record in self.journal.replay(seen=seen_record):
+                _, _, key, level, entry = record
+                self.frontier.push(key, entry, level)
+                yield record
+
+        checkpoint = getattr(self.df, "checkpoint", None)
+        if checkpoint is not None:
+            pending = self.journal.compact(requeue(), checkpoint)
+        else:  # a dupefilter that cannot save itself: keep the whole log
+            pending = sum(1 for _ in requeue())
+        self.journal.open()
+        self.stats.set_value("frontier/resumed", pending)
+        if seen[0]:
+            logger.info("resumed from %s: %d of %d journaled URLs still pending (%.1f s)",
+                        self.journal.directory, pending, seen[0], time.monotonic() - started)
+
+    def _pages_committed(self, urls: list[str]) -> None:
+        if self.journal is not None:
+            self.journal.complete(fingerprint(u) for u in urls)
 
     # -- completion and wake-up ------------------------------------------
     def _reached_downloader(self, request: Request, spider: Spider | None = None) -> None:
@@ -174,6 +246,10 @@ class FrontierScheduler(BaseScheduler):
         self.stats.set_value("frontier/queued", len(f))
         self.stats.set_value("frontier/queued_front", f.front_len)
         self.stats.set_value("frontier/queued_back", f.back_len)
+        on_disk = self.spill.disk_entries if self.spill is not None else 0
+        self.stats.set_value("frontier/queued_disk", on_disk)
+        self.stats.set_value("frontier/queued_memory", len(f) - on_disk)
+        self.stats.set_value("frontier/spill_bytes", self.spill.disk_bytes if self.spill is not None else 0)
         self.stats.set_value("frontier/active_keys", len(f.back))
         self.stats.set_value("frontier/in_flight", len(f.in_flight))
         self.stats.set_value("frontier/due_keys", f.due_keys(now))

@@ -65,9 +65,14 @@ class GrowingBloom:
 
 def url_key(request: Request) -> str:
     """Canonical GET URLs are their own fingerprint; other requests add method and body."""
-    if request.method == "GET" and not request.body:
-        return request.url
-    return f"{request.method} {request.url} {request.body.hex()}"
+    return key_of(request.method, request.url, request.body)
+
+
+def key_of(method: str, url: str, body: bytes) -> str:
+    """:func:`url_key` from the parts (a request dict in the frontier's journal has them)."""
+    if method == "GET" and not body:
+        return url
+    return f"{method} {url} {body.hex()}"
 
 
 class BloomDupeFilter(BaseDupeFilter):
@@ -99,7 +104,15 @@ class BloomDupeFilter(BaseDupeFilter):
     def request_seen(self, request: Request) -> bool:
         return self.bloom.add(url_key(request))
 
-    def close(self, reason: str = "") -> None:
+    def mark_seen_key(self, key: str) -> None:
+        """Mark a URL key seen without a Request (the frontier's journal replay)."""
+        self.bloom.add(key)
+
+    def checkpoint(self) -> None:
+        """Save the filter now (the frontier compacts its journal after this)."""
         if self.path:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             self.bloom.save(self.path)
+
+    def close(self, reason: str = "") -> None:
+        self.checkpoint()

@@ -75,7 +75,16 @@ FRONTIER_KEY = "host"
 #: Back queues kept active; 0 means 3 x CONCURRENT_REQUESTS (Mercator). More are
 #: activated when no active host is due, up to FRONTIER_MAX_ACTIVE_KEYS.
 FRONTIER_ACTIVE_KEYS = 0
-FRONTIER_MAX_ACTIVE_KEYS = 1_000_000
+FRONTIER_MAX_ACTIVE_KEYS = 10_000
+#: Queues keep this many entries at each end in memory and spill the middle to disk
+#: (a front-tier queue, and a back queue of one active key). 0 keeps everything in memory.
+FRONTIER_FRONT_BUFFER = 1024
+FRONTIER_BACK_BUFFER = 8
+#: Where spilled queue segments go ("" = JOBDIR/frontier/spill, or a temporary
+#: directory without JOBDIR). Scratch space: wiped on start, removed on close.
+FRONTIER_SPILL_DIR = ""
+#: Spill segment file size in bytes; a segment is deleted once fully read back.
+FRONTIER_SEGMENT_BYTES = 67_108_864
 #: URL-seen Bloom filter: URLs before it grows, and its false-positive rate.
 URLSEEN_CAPACITY = 1_000_000
 URLSEEN_ERROR_RATE = 0.001

@@ -13,7 +13,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
 from ..content.extract import ExtractedLink, iter_links, robots_directives, title_and_text
-from ..items import FetchError, PageItem
+from ..items import FetchError, PageItem, Skipped
 from ..scope import Scope
 from ..urls import InvalidURL, canonicalize, host_of
 
@@ -94,8 +94,24 @@ class CrawlSpiderBase(scrapy.Spider):
             except ValueError as exc:  # parsel/lxml refuse some broken documents
                 self.count("parse_errors")
                 self.logger.warning("could not parse %s: %s", response.url, exc)
+        page_links = [(link.url, link.anchor, link.nofollow or "nofollow" in directives) for link in links]
+        # Links go to the frontier before the page goes to the store: the frontier's journal
+        # must hold every link of a page before the store's commit marks the page completed.
+        if "nofollow" in directives:
+            self.count("meta_nofollow")
+            links = []
+        for link in links:
+            if link.nofollow and not self.follow_nofollow:
+                self.count("nofollow_skipped")
+                continue
+            reason = self.scope.refuses(link.url)
+            if reason:
+                self.count(f"out_of_scope/{reason}")
+                continue
+            yield self.request(link.url)
         if "noindex" in directives:
             self.count("noindex")
+            yield Skipped(url, "noindex")
         else:
             yield PageItem(
                 url=url,
@@ -112,22 +128,10 @@ class CrawlSpiderBase(scrapy.Spider):
                 text_length=len(text),
                 depth=depth,
                 ip=str(response.ip_address) if response.ip_address else None,
-                links=[(link.url, link.anchor, link.nofollow or "nofollow" in directives) for link in links],
+                links=page_links,
             )
-        if "nofollow" in directives:
-            self.count("meta_nofollow")
-            return
-        for link in links:
-            if link.nofollow and not self.follow_nofollow:
-                self.count("nofollow_skipped")
-                continue
-            reason = self.scope.refuses(link.url)
-            if reason:
-                self.count(f"out_of_scope/{reason}")
-                continue
-            yield self.request(link.url)
 
-    def on_error(self, failure: Failure) -> Iterator[FetchError]:
+    def on_error(self, failure: Failure) -> Iterator[FetchError | Skipped]:
         request = failure.request  # type: ignore[attr-defined]
         if failure.check(HttpError):  # only when HTTPERROR_ALLOW_ALL is off
             response = failure.value.response
@@ -136,6 +140,7 @@ class CrawlSpiderBase(scrapy.Spider):
         kind = _error_kind(failure)
         if kind == "ignored" and "robots.txt" in str(failure.value):
             self.count("robots_forbidden")
+            yield Skipped(self.canonical(request.url) or request.url, "robots")
             return
         self.count(f"fetch_errors/{kind}")
         url = self.canonical(request.url) or request.url

@@ -10,7 +10,7 @@ from scrapy.crawler import Crawler
 from twisted.internet import task
 
 from .. import signals as crawl_signals
-from ..items import FetchError, PageItem
+from ..items import FetchError, PageItem, Skipped
 from . import open_store
 
 logger = logging.getLogger(__name__)
@@ -49,6 +49,8 @@ class StorePipeline:
             self.store.add_page(item)
         elif isinstance(item, FetchError):
             self.store.add_error(item)
+        elif isinstance(item, Skipped):
+            self.store.add_skipped(item.url)
         if self.store.pending >= self.batch_size:
             self.flush()
         return item
@@ -61,7 +63,7 @@ class StorePipeline:
         stats = self.crawler.stats
         if stats is not None and self.store.commits:
             stats.set_value("store/commits", self.store.commits)
-            stats.inc_value("store/pages_committed", len(urls))
+            stats.inc_value("store/urls_completed", len(urls))
         if urls:
             self.crawler.signals.send_catch_log(crawl_signals.pages_committed, urls=urls)
 

@@ -79,12 +79,13 @@ class SqliteStore:
         self.conn.executescript(SCHEMA)
         self._pages: list[PageItem] = []
         self._errors: list[FetchError] = []
+        self._skipped: list[str] = []
         self._robots: dict[str, tuple[int | None, float]] = {}
         self.commits = 0
 
     @property
     def pending(self) -> int:
-        return len(self._pages) + len(self._errors)
+        return len(self._pages) + len(self._errors) + len(self._skipped)
 
     def add_page(self, page: PageItem) -> None:
         self._pages.append(page)
@@ -92,15 +93,19 @@ class SqliteStore:
     def add_error(self, error: FetchError) -> None:
         self._errors.append(error)
 
+    def add_skipped(self, url: str) -> None:
+        """A URL with nothing to store that still counts as completed once this batch commits."""
+        self._skipped.append(url)
+
     def set_robots(self, host: str, status: int | None, at: float) -> None:
         self._robots[host] = (status, at)
 
     def commit(self) -> list[str]:
-        """Write everything buffered in one transaction; return the page URLs committed."""
-        if not (self._pages or self._errors or self._robots):
+        """Write everything buffered in one transaction; return the URLs it completed."""
+        if not (self._pages or self._errors or self._robots or self._skipped):
             return []
-        pages, errors, robots = self._pages, self._errors, self._robots
-        self._pages, self._errors, self._robots = [], [], {}
+        pages, errors, robots, skipped = self._pages, self._errors, self._robots, self._skipped
+        self._pages, self._errors, self._robots, self._skipped = [], [], {}, []
         hosts: dict[str, list] = {}  # name -> [ip, fetches, errors, bytes]
         for p in pages:
             h = hosts.setdefault(p.host, [None, 0, 0, 0])
@@ -154,10 +159,13 @@ class SqliteStore:
                 self.conn.execute("ROLLBACK")
             # Keep the rows: nothing is lost if the next attempt succeeds.
             self._pages, self._errors = pages + self._pages, errors + self._errors
+            self._skipped = skipped + self._skipped
             self._robots = {**robots, **self._robots}
             raise
         self.commits += 1
-        return [p.url for p in pages]
+        # Completed: the requested URL, where a redirect ended, and URLs that failed for good.
+        redirected = [p.final_url for p in pages if p.final_url != p.url]
+        return [p.url for p in pages] + redirected + [e.url for e in errors] + skipped
 
     def close(self) -> None:
         try:
