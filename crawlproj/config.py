@@ -102,7 +102,7 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "FRONTIER_BIAS": _number(float, 0),
     "FRONTIER_ACTIVE_KEYS": _number(int, 0),
     "FRONTIER_MAX_ACTIVE_KEYS": _number(int, 1),
-    "FRONTIER_KEY": _choice("host", "domain"),
+    "FRONTIER_KEY": _choice("host", "domain", "ip"),
     "FRONTIER_FRONT_BUFFER": _number(int, 0),
     "FRONTIER_BACK_BUFFER": _number(int, 0),
     "FRONTIER_SEGMENT_BYTES": _number(int, 4096),

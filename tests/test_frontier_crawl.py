@@ -59,3 +59,21 @@ def test_robots_fetch_counts_against_the_interval(sandbox_factory, tmp_path):
     for h in web.hosts:
         if web.specs[h].robots == "error":
             assert report["per_host"][web.host_name(h)]["requests"] == 1
+
+
+def test_ip_key_makes_hosts_on_one_server_share_its_politeness(sandbox_factory, tmp_path):
+    # Every sandbox host resolves to 127.0.0.1: keyed by IP they are one politeness unit.
+    from dataclasses import replace
+
+    from crawlproj.sandbox.audit import politeness_report
+
+    sandbox = sandbox_factory("--hosts", "4", "--pages", "8", "--no-robots-mix", "--latency", "0.03")
+    conn, result = crawl(sandbox, tmp_path, MIN_INTERVAL=0.05, INTERVAL_DURATION_FACTOR=1, FRONTIER_KEY="ip")
+    assert conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0] == len(sandbox.web.expected_pages())
+    as_one = [replace(r, host="127.0.0.1") for r in sandbox.records()]
+    report = politeness_report(as_one, 0.05)
+    assert report["max_concurrency"] == 1 and report["violations"] == 0, report
+    # Keyed by host (the default) the same web is fetched from several hosts at once.
+    sandbox.reset()
+    crawl(sandbox, tmp_path / "by-host", MIN_INTERVAL=0.05, INTERVAL_DURATION_FACTOR=1)
+    assert politeness_report([replace(r, host="127.0.0.1") for r in sandbox.records()], 0.05)["max_concurrency"] > 1

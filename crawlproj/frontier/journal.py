@@ -3,7 +3,7 @@
 Pure file I/O, no Scrapy and no Twisted. Two append-only files:
 
 * ``enqueued.log``: one framed record per accepted request:
-  ``(fingerprint, dont_filter, key, level, entry)``.
+  ``(fingerprint, dont_filter, host, level, entry)``.
 * ``completed.log``: 8-byte fingerprints of URLs the store has committed.
 
 Rule that makes resume safe: :meth:`FrontierJournal.complete` flushes the
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 _FRAME = struct.Struct("<I")
-Record = tuple[int, bool, Any, int, Any]  # (fingerprint, dont_filter, key, level, entry)
+Record = tuple[int, bool, str, int, Any]  # (fingerprint, dont_filter, host, level, entry)
 
 
 def fingerprint(url_key: str) -> int:

@@ -28,12 +28,8 @@ from .urlseen import key_of, url_key
 logger = logging.getLogger(__name__)
 
 
-def politeness_key(request: Request, mode: str = "host") -> str:
-    """The politeness key of a request: its host, or its registrable domain (approximate)."""
-    return host_key(urlparse_cached(request).hostname or "", mode)
-
-
 def host_key(host: str, mode: str = "host") -> str:
+    """The politeness key of a host: itself, or its registrable domain (approximate)."""
     if mode == "domain":
         labels = host.split(".")
         # Two-level public suffixes such as co.jp and ac.uk keep three labels.
@@ -79,6 +75,9 @@ class FrontierScheduler(BaseScheduler):
         )
         self.prioritizer = load_object(s.get("FRONTIER_PRIORITIZER"))(levels)
         self.key_mode = s.get("FRONTIER_KEY")
+        self._ips: dict[str, str] = {}  # FRONTIER_KEY = "ip": host -> address (or the host, if unresolvable)
+        self._awaiting_dns: dict[str, list[tuple[int, dict]]] = {}  # host -> (level, entry) parked
+        self._parked = 0
         self.clock = time.monotonic
         self._handed: dict[int, tuple[str, Request]] = {}  # id(request) -> (key, request)
         self._reached: dict[int, float] = {}  # id(request) -> when it reached the downloader
@@ -121,27 +120,59 @@ class FrontierScheduler(BaseScheduler):
             self.spill.close()
 
     def has_pending_requests(self) -> bool:
-        return self.frontier.has_pending()
+        return self.frontier.has_pending() or bool(self._parked)
 
     def __len__(self) -> int:
-        return len(self.frontier)
+        return len(self.frontier) + self._parked
 
     def enqueue_request(self, request: Request) -> bool:
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
             return False
-        key = politeness_key(request, self.key_mode)
+        host = urlparse_cached(request).hostname or ""
         level = self.prioritizer.level(request)
         try:
             entry = request.to_dict(spider=self.spider)
         except ValueError as exc:
             # Queues live on disk: a callback must be a spider method, as with Scrapy's JOBDIR.
             raise ValueError(f"the frontier cannot queue {request}: {exc}") from exc
-        self.frontier.push(key, entry, level)
         if self.journal is not None:
-            self.journal.append((fingerprint(url_key(request)), request.dont_filter, key, level, entry))
+            self.journal.append((fingerprint(url_key(request)), request.dont_filter, host, level, entry))
+        self._admit(host, level, entry)
         self.stats.inc_value("frontier/enqueued")
         return True
+
+    def _admit(self, host: str, level: int, entry: dict) -> None:
+        """Push an entry under its politeness key; by IP, once the host's address is known."""
+        if self.key_mode != "ip":
+            self.frontier.push(host_key(host, self.key_mode), entry, level)
+            return
+        ip = self._ips.get(host)
+        if ip is not None:
+            self.frontier.push(ip, entry, level)
+            return
+        parked = self._awaiting_dns.setdefault(host, [])
+        parked.append((level, entry))
+        self._parked += 1
+        if len(parked) == 1:
+            from twisted.internet import reactor
+
+            # The installed resolver (HOST_RESOLVE pins, Scrapy's DNS cache), off the reactor thread.
+            reactor.resolve(host).addCallbacks(self._resolved, self._unresolvable,
+                                               callbackArgs=(host,), errbackArgs=(host,))
+
+    def _unresolvable(self, failure: Any, host: str) -> None:
+        self._resolved(host, host)  # key by the name; the fetch itself reports the DNS error
+
+    def _resolved(self, address: str, host: str) -> None:
+        self._ips[host] = address
+        for level, entry in self._awaiting_dns.pop(host, []):
+            self._parked -= 1
+            self.frontier.push(address, entry, level)
+        self._wake()
+
+    def _key_of_host(self, host: str) -> str:
+        return self._ips.get(host, host) if self.key_mode == "ip" else host_key(host, self.key_mode)
 
     def next_request(self) -> Request | None:
         now = self.clock()
@@ -172,8 +203,8 @@ class FrontierScheduler(BaseScheduler):
 
         def requeue() -> Any:
             for record in self.journal.replay(seen=seen_record):
-                _, _, key, level, entry = record
-                self.frontier.push(key, entry, level)
+                _, _, host, level, entry = record
+                self._admit(host, level, entry)
                 yield record
 
         checkpoint = getattr(self.df, "checkpoint", None)
@@ -216,7 +247,7 @@ class FrontierScheduler(BaseScheduler):
 
     def _robots_fetched(self, host: str, status: int | None, crawl_delay: float | None = None,
                         duration: float | None = None) -> None:
-        key = host_key(host or "", self.key_mode)
+        key = self._key_of_host(host or "")
         if crawl_delay is not None:
             self._crawl_delay[key] = crawl_delay
         self._robots_rest[key] = self.clock() + self.policy.interval(duration, crawl_delay).seconds

@@ -70,7 +70,8 @@ FRONTIER_LEVELS = 8
 FRONTIER_BIAS = 2.0
 #: Which front-tier level a request joins.
 FRONTIER_PRIORITIZER = "crawlproj.frontier.prioritizers.BreadthFirst"
-#: Politeness key: "host" (default) or "domain" (registrable domain, approximate).
+#: Politeness key: "host" (default), "domain" (registrable domain, approximate) or
+#: "ip" (the host's resolved address: hosts sharing a server share its politeness).
 FRONTIER_KEY = "host"
 #: Back queues kept active; 0 means 3 x CONCURRENT_REQUESTS (Mercator). More are
 #: activated when no active host is due, up to FRONTIER_MAX_ACTIVE_KEYS.
@@ -85,7 +86,8 @@ FRONTIER_BACK_BUFFER = 8
 FRONTIER_SPILL_DIR = ""
 #: Spill segment file size in bytes; a segment is deleted once fully read back.
 FRONTIER_SEGMENT_BYTES = 67_108_864
-#: URL-seen Bloom filter: URLs before it grows, and its false-positive rate.
+#: URL-seen Bloom filter: URLs before it grows (size it to the crawl), and its
+#: false-positive rate (the whole chain stays below it as it grows).
 URLSEEN_CAPACITY = 1_000_000
 URLSEEN_ERROR_RATE = 0.001
 CONCURRENT_REQUESTS = 64
