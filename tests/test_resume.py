@@ -102,3 +102,25 @@ def test_journal_replays_pending_records_once_and_cuts_a_torn_tail(tmp_path):
     journal.complete([fingerprint("http://h/1")])
     journal.close()
     assert [r[4]["url"] for r in journal.replay()] == pending[1:]
+
+
+def test_spilled_queues_and_a_clean_stop_resume_to_the_exact_crawl(sandbox_factory, tmp_path):
+    # Tiny buffers force nearly every queued request through the disk segments.
+    sandbox = sandbox_factory("--hosts", "8", "--pages", "25")
+    db = tmp_path / "crawl.db"
+    settings = {"HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{db}", "JOBDIR": str(tmp_path / "job"),
+                "MIN_INTERVAL": 0.02, "FRONTIER_FRONT_BUFFER": 2, "FRONTIER_BACK_BUFFER": 1}
+    first = run_crawl("web", tmp_path / "first", args={"seeds": sandbox.seeds_file},
+                      settings={**settings, "CLOSESPIDER_ITEMCOUNT": 30})
+    assert first.returncode == 0, first.log[-3000:]
+    assert first.stats["finish_reason"] == "closespider_itemcount"
+    assert first.stats["frontier/queued_disk"] > 0 and first.stats["frontier/spill_bytes"] > 0
+    assert first.stats["frontier/queued_memory"] + first.stats["frontier/queued_disk"] == first.stats["frontier/queued"]
+    second = run_crawl("web", tmp_path / "second", args={"seeds": sandbox.seeds_file}, settings=settings)
+    assert second.returncode == 0 and second.stats["finish_reason"] == "finished"
+    assert second.stats["frontier/resumed"] > 0
+    with sqlite3.connect(db) as conn:
+        assert {u for (u,) in conn.execute("SELECT url FROM pages")} == sandbox.web.expected_pages()
+    fetched = Counter((r.host, r.path) for r in sandbox.records() if r.path != "/robots.txt")
+    assert max(fetched.values()) == 1  # a clean stop commits everything: nothing is fetched twice
+    assert not list((tmp_path / "job" / "frontier" / "spill").glob("*.seg"))  # scratch removed on close
