@@ -82,7 +82,8 @@ def run_shape(name: str, seconds: float, tmp: Path) -> dict:
         crawl_seeds = None
         if shape["one_seed"]:
             crawl_seeds = str(tmp / f"{name}-one-seed.txt")
-            Path(crawl_seeds).write_text(seeds.read_text().splitlines()[0] + "\n")
+            first = next(line for line in seeds.read_text().splitlines() if line and not line.startswith("#"))
+            Path(crawl_seeds).write_text(first + "\n")
         web = sandbox.web
         polite = sum(min(web.size(h), seconds / interval) for h in web.hosts) / seconds
         cpu = measure(sandbox, tmp / f"{name}-cpu", min(20.0, seconds), 0.0,
