@@ -16,9 +16,11 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 	@bash scripts/system-deps.sh
 
-## make crawl [SEEDS=path] [ARGS='-s NAME=VALUE ...']: broad crawl on the local profile
+## make crawl CONTACT=url-or-mail [SEEDS=path] [ARGS='-s NAME=VALUE ...']: broad crawl on the local profile
+## (the real web: site owners must be able to reach whoever runs the crawl)
 crawl: setup
-	$(BIN)/scrapy crawl web -a seeds=$(SEEDS) -s PROFILE=local $(ARGS)
+	$(BIN)/scrapy crawl web -a seeds=$(SEEDS) -s PROFILE=local \
+	  $(if $(CONTACT),-s "USER_AGENT=crawlproj/0.1 (+$(CONTACT))") $(ARGS)
 
 ## make test: the whole suite (what CI runs)
 test: setup

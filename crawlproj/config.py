@@ -7,6 +7,7 @@ it will be used. A bad value raises :class:`SettingsError` naming the setting.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from scrapy.settings import BaseSettings
@@ -42,6 +43,23 @@ def _string_list(settings: BaseSettings, name: str) -> None:
         raise SettingsError(name, raw, "expected a list of strings") from None
     if not all(isinstance(v, str) and v.strip() for v in values):
         raise SettingsError(name, raw, "expected a list of non-empty strings")
+
+
+def _regex_list(settings: BaseSettings, name: str) -> None:
+    _string_list(settings, name)
+    for pattern in settings.getlist(name):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise SettingsError(name, pattern, f"not a regular expression: {exc}") from None
+
+
+def _int_list(settings: BaseSettings, name: str) -> None:
+    raw = settings.get(name)
+    try:
+        [int(v) for v in settings.getlist(name)]
+    except (TypeError, ValueError):
+        raise SettingsError(name, raw, "expected a list of integers") from None
 
 
 def _boolean(settings: BaseSettings, name: str) -> None:
@@ -82,22 +100,74 @@ def _host_resolve(settings: BaseSettings, name: str) -> None:
         raise SettingsError(name, settings.get(name), str(exc)) from None
 
 
+#: Marks the shipped User-Agent: a crawl of the real web must say who runs it.
+PLACEHOLDER_CONTACT = "example.invalid"
+
+
+def _identity(settings: BaseSettings, name: str = "USER_AGENT") -> None:
+    """Checked after every other setting: a bad value elsewhere is reported first."""
+    if PLACEHOLDER_CONTACT in settings.get(name) and settings.get("PROFILE") != "sandbox":
+        raise SettingsError(name, settings.get(name),
+                            "still the placeholder contact; say who runs this crawl, e.g. "
+                            "-s 'USER_AGENT=crawlproj/0.1 (+https://your.site/crawler; you@your.site)' "
+                            "(only the sandbox profile may keep it)")
+
+
+def _cidr_list(settings: BaseSettings, name: str) -> None:
+    import ipaddress
+
+    _string_list(settings, name)
+    for value in settings.getlist(name):
+        try:
+            ipaddress.ip_network(value, strict=False)
+        except ValueError as exc:
+            raise SettingsError(name, value, f"not an address range: {exc}") from None
+
+
 CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "USER_AGENT": _non_empty,
+    "ADDRESS_ALLOWLIST": _cidr_list,
     "ROBOTSTXT_USER_AGENT": _non_empty,
     "DEPTH_LIMIT": _number(int, 0),
+    "CGI_HOP_LIMIT": _number(int, 0),
+    "DYNAMIC_URL_PATTERNS": _regex_list,
+    "MAX_REPEATED_SEGMENTS": _number(int, 0),
+    "QUERY_MAX_PARAMS": _number(int, 0),
+    "MAX_PAGES_PER_HOST": _number(int, 0),
     "ALLOWED_DOMAINS": _string_list,
     "ALLOWED_SUFFIXES": _string_list,
     "FOLLOW_NOFOLLOW": _boolean,
     "URL_MAX_LENGTH": _number(int, 16),
     "SESSION_ID_PARAMS": _string_list,
     "HOST_RESOLVE": _host_resolve,
+    "DNSCACHE_TTL": _number(float, 0),
+    "DNS_TIMEOUT": _number(float, 0, inclusive=False),
     "MIN_INTERVAL": _number(float, 0),
     "CONCURRENT_REQUESTS": _number(int, 1),
     "CONCURRENT_REQUESTS_PER_DOMAIN": _number(int, 1),
     "DOWNLOAD_DELAY": _number(float, 0),
     "INTERVAL_DURATION_FACTOR": _number(float, 0),
     "MAX_CRAWL_DELAY": _number(float, 0),
+    "ROBOTSTXT_TTL": _number(float, 0),
+    "ROBOTSTXT_ERROR_TTL": _number(float, 0),
+    "ROBOTSTXT_SITEMAPS": _boolean,
+    "WASEDA_INTERVAL_ENABLED": _boolean,
+    "WASEDA_TARGET_SPEED": _number(float, 0, inclusive=False),
+    "WASEDA_MAX_DELAY_1": _number(float, 0),
+    "WASEDA_MAX_DELAY_2": _number(float, 0),
+    "WASEDA_WINDOW": _number(int, 1),
+    "BACKOFF_STATUSES": _int_list,
+    "BACKOFF_DEFAULT": _number(float, 0),
+    "BACKOFF_MAX": _number(float, 0),
+    "RETRY_TIMES": _number(int, 0),
+    "RETRY_BACKOFF_BASE": _number(float, 0),
+    "RETRY_BACKOFF_MAX": _number(float, 0),
+    "HOST_PARK_AFTER": _number(int, 0),
+    "PER_IP_CONCURRENCY": _number(int, 0),
+    "SUSPEND_AFTER_SECONDS": _number(float, 0),
+    "SUSPEND_AFTER_PAGES": _number(int, 0),
+    "SUSPEND_FOR": _number(float, 0),
+    "HOST_PARK_FOR": _number(float, 0),
     "FRONTIER_LEVELS": _number(int, 1),
     "FRONTIER_BIAS": _number(float, 0),
     "FRONTIER_ACTIVE_KEYS": _number(int, 0),
@@ -120,3 +190,4 @@ def validate(settings: BaseSettings) -> None:
     """Raise :class:`SettingsError` for the first bad crawlproj setting."""
     for name, check in CHECKS.items():
         check(settings, name)
+    _identity(settings)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import fnmatch
 import ipaddress
 import json
+import time
 from collections.abc import Sequence
 from typing import Any
 
-from scrapy.resolver import CachingThreadedResolver
+from scrapy.resolver import CachingThreadedResolver, dnscache
 from twisted.internet import defer
 
 
@@ -60,25 +61,42 @@ def pinned_address(pins: list[tuple[str, str]], name: str) -> str | None:
 
 
 class HostResolveResolver(CachingThreadedResolver):
-    """Answers pinned names from ``HOST_RESOLVE``; everything else as Scrapy does.
+    """Answers pinned names from ``HOST_RESOLVE``; everything else as Scrapy does, with a
+    ``DNSCACHE_TTL`` on cached answers and ``DNS_TIMEOUT`` per lookup (seed 000: cache
+    DNS, resolve asynchronously; failures count as host errors in the frontier).
 
     Built once per process from the process-level settings (Scrapy installs the
     resolver before any crawler's add-ons run).
     """
 
-    def __init__(self, reactor: Any, cache_size: int, timeout: float, pins: list[tuple[str, str]]):
+    def __init__(self, reactor: Any, cache_size: int, timeout: float, pins: list[tuple[str, str]],
+                 ttl: float = 3600.0):
         super().__init__(reactor, cache_size, timeout)
         self.pins = pins
+        self.ttl = ttl
+        self._expires: dict[str, float] = {}  # name -> when its cached answer goes stale
 
     @classmethod
     def from_crawler(cls, crawler: Any, reactor: Any) -> HostResolveResolver:
         settings = crawler.settings
         cache_size = settings.getint("DNSCACHE_SIZE") if settings.getbool("DNSCACHE_ENABLED") else 0
         pins = parse_host_resolve(settings.get("HOST_RESOLVE"))
-        return cls(reactor, cache_size, settings.getfloat("DNS_TIMEOUT"), pins)
+        return cls(reactor, cache_size, settings.getfloat("DNS_TIMEOUT"), pins, settings.getfloat("DNSCACHE_TTL"))
 
     def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> defer.Deferred[str]:
         addr = pinned_address(self.pins, name)
         if addr is not None:
             return defer.succeed(addr)
-        return super().getHostByName(name, timeout)
+        # Scrapy's cache keeps an answer for the whole crawl; ours goes stale after DNSCACHE_TTL.
+        if time.monotonic() >= self._expires.get(name, float("inf")):
+            dnscache.pop(name, None)
+            del self._expires[name]
+        fresh = name not in dnscache
+        d = super().getHostByName(name, timeout)
+        if fresh and self.ttl:
+            d.addCallback(self._stamp, name)
+        return d
+
+    def _stamp(self, result: Any, name: str) -> Any:
+        self._expires[name] = time.monotonic() + self.ttl
+        return result

@@ -12,3 +12,7 @@ robots_fetched = object()
 #: The downloader is done with a request (response, failure, or a new request).
 #: Arguments: ``request``, ``result``.
 fetch_finished = object()
+
+#: A download produced a raw outcome, before retry/redirect middlewares act on it.
+#: Arguments: ``request``, ``result`` (a Response or an exception).
+fetch_observed = object()

@@ -1,16 +1,6 @@
 """The frontier in real crawls, judged from the sandbox server's record."""
 
-import sqlite3
-
-from crawlproj.sandbox.harness import run_crawl
-
-
-def crawl(sandbox, tmp_path, **settings):
-    db = tmp_path / "crawl.db"
-    result = run_crawl("web", tmp_path, args={"seeds": sandbox.seeds_file},
-                       settings={"HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{db}", **settings})
-    assert result.returncode == 0, result.log[-3000:]
-    return sqlite3.connect(db), result
+from crawlproj.sandbox.harness import crawl_sandbox as crawl
 
 
 def test_zero_violations_and_prompt_wakeups(sandbox_factory, tmp_path):

@@ -12,10 +12,13 @@ from crawlproj.resolver import parse_host_resolve, pinned_address
 from crawlproj.sandbox.harness import PROJECT_DIR
 
 
+CONTACT = "crawlproj-tests/0.1 (+https://crawlproj.test/contact)"
+
+
 def project_settings(**values):
     settings = Settings()
     settings.setmodule("crawlproj.settings", priority="project")
-    for key, value in values.items():
+    for key, value in {"USER_AGENT": CONTACT, **values}.items():
         settings.set(key, value, priority="cmdline")
     return settings
 
@@ -45,6 +48,10 @@ def test_cmdline_beats_profile():
         ("HOST_RESOLVE", "*.sandbox.test=not-an-ip"),
         ("FOLLOW_NOFOLLOW", "maybe"),
         ("USER_AGENT", ""),
+        ("ADDRESS_ALLOWLIST", "10.0.0.0/33"),
+        ("DYNAMIC_URL_PATTERNS", "(unclosed"),
+        ("BACKOFF_STATUSES", "503,soon"),
+        ("WASEDA_TARGET_SPEED", "0"),
     ],
 )
 def test_bad_values_name_the_setting(name, value):
@@ -55,7 +62,7 @@ def test_bad_values_name_the_setting(name, value):
 
 def test_crawl_with_bad_setting_fails_before_crawling(tmp_path):
     for setting, fragment in (("PROFILE=distributedd", "unknown profile"), ("STORE_BATCH_SIZE=-5", "must be >= 1")):
-        proc = subprocess.run([sys.executable, "-m", "scrapy", "crawl", "web", "-s", setting],
+        proc = subprocess.run([sys.executable, "-m", "scrapy", "crawl", "web", "-s", setting, "-s", f"USER_AGENT={CONTACT}"],
                               cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120)
         assert proc.returncode != 0
         name = setting.split("=")[0]
@@ -74,3 +81,38 @@ def test_host_resolve_forms():
 
 def test_validate_accepts_base_settings():
     validate(project_settings())
+
+
+def test_the_placeholder_contact_is_refused_outside_the_sandbox():
+    settings = Settings()
+    settings.setmodule("crawlproj.settings", priority="project")
+    with pytest.raises(SettingsError, match="USER_AGENT=.*placeholder contact"):
+        ProfileAddon().update_settings(settings)
+    settings.set("PROFILE", "sandbox", priority="cmdline")
+    ProfileAddon().update_settings(settings)  # the sandbox may keep it
+
+
+def test_dns_cache_answers_go_stale_after_the_ttl(monkeypatch):
+    from twisted.internet import defer
+    from scrapy.resolver import ThreadedResolver, dnscache
+
+    from crawlproj import resolver as mod
+
+    calls = []
+
+    def lookup(self, name, timeout=()):
+        calls.append(name)
+        return defer.succeed(f"192.0.2.{len(calls)}")
+
+    monkeypatch.setattr(ThreadedResolver, "getHostByName", lookup)
+    clock = [1000.0]
+    monkeypatch.setattr(mod.time, "monotonic", lambda: clock[0])
+    r = mod.HostResolveResolver(object(), 100, 5.0, [("*.pinned.test", "127.0.0.1")], ttl=60)
+    dnscache.pop("a.test", None)
+    got = []
+    r.getHostByName("a.test").addCallback(got.append)
+    r.getHostByName("a.test").addCallback(got.append)
+    clock[0] += 61
+    r.getHostByName("a.test").addCallback(got.append)
+    r.getHostByName("x.pinned.test").addCallback(got.append)
+    assert got == ["192.0.2.1", "192.0.2.1", "192.0.2.2", "127.0.0.1"] and calls == ["a.test", "a.test"]

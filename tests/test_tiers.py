@@ -98,3 +98,45 @@ def test_leveled_queue():
     for item in [(1, "a"), (0, "b"), (1, "c")]:
         q.append(item)
     assert [q.popleft() for _ in range(3)] == ["b", "a", "c"] and len(q) == 0 and not q.levels
+
+
+def test_defer_holds_a_key_whether_waiting_in_flight_or_inactive():
+    f = TwoTierFrontier(levels=1, active_target=10)
+    for key in "abc":
+        f.push(key, f"{key}1")
+        f.push(key, f"{key}2")
+    f.push("d", "d1")
+    got = {f.pop(0.0)[0] for _ in range(4)}
+    assert got == {"a", "b", "c", "d"}
+    f.defer("a", 50.0)  # in flight: applies on release, even if the release says sooner
+    f.release("a", 1.0)
+    f.release("b", 1.0)
+    f.defer("b", 20.0)  # waiting in the heap: its entry is stale and gets moved
+    f.release("d", 1.0)  # d's queue is empty: inactive
+    f.defer("d", 30.0)
+    f.push("d", "d2")
+    assert f.pop(10.0) is None  # c is in flight; a, b, d are deferred
+    assert f.next_due() is not None
+    assert f.pop(20.0) == ("b", "b2")
+    assert f.pop(29.0) is None
+    assert f.pop(30.0) == ("d", "d2")
+    assert f.pop(49.0) is None
+    assert f.pop(50.0) == ("a", "a2")
+    f.defer("x", 5.0)  # a key never seen: remembered for when it arrives
+    f.push("x", "x1")
+    assert f.pop(4.0) is None and f.pop(5.0) == ("x", "x1")
+
+
+def test_group_cap_limits_keys_in_flight_per_group():
+    f = TwoTierFrontier(levels=1, active_target=10)
+    f.group_cap = 2
+    for key in "abcd":
+        f.set_group(key, "10.0.0.1")
+        f.push(key, f"{key}1")
+    f.push("e", "e1")  # another server
+    first = drain(f, 0.0)
+    assert len([k for k, _ in first if k != "e"]) == 2 and ("e", "e1") in first
+    assert f.pop(100.0) is None  # the group is full whatever the time
+    f.release(first[0][0], 0.0)
+    assert f.pop(0.0) is not None  # a waiting key of the group goes
+    assert f.pop(0.0) is None

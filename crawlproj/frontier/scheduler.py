@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
+import random
+from collections import Counter
 import tempfile
 import time
 from typing import Any
@@ -19,7 +21,8 @@ from scrapy import signals
 from twisted.internet import task
 
 from .. import signals as crawl_signals
-from ..politeness.interval import MercatorPolicy
+from ..politeness import feedback
+from ..politeness.interval import HostWindow, IntervalPolicy
 from .journal import FrontierJournal, Record, fingerprint
 from .spill import SegmentStore, spill_factory
 from .tiers import TwoTierFrontier
@@ -53,7 +56,26 @@ class FrontierScheduler(BaseScheduler):
         self.crawler = crawler
         self.stats = crawler.stats
         self.df = dupefilter
-        self.policy = MercatorPolicy.from_settings(s)
+        self.policy = IntervalPolicy.from_settings(s)
+        self.window_size = s.getint("WASEDA_WINDOW")
+        self.backoff_statuses = {int(x) for x in s.getlist("BACKOFF_STATUSES")}
+        self.backoff_default = s.getfloat("BACKOFF_DEFAULT")
+        self.backoff_max = s.getfloat("BACKOFF_MAX")
+        self._windows: dict[str, HostWindow] = {}  # key -> its last fetches (Waseda)
+        self._observed: dict[int, Any] = {}  # id(request) -> raw outcome (FeedbackMiddleware)
+        self.rules: dict[str, str] = {}  # key -> the rule that set its current interval
+        self.retry_base = s.getfloat("RETRY_BACKOFF_BASE")
+        self.retry_max = s.getfloat("RETRY_BACKOFF_MAX")
+        self.park_after = s.getint("HOST_PARK_AFTER")
+        self.park_for = s.getfloat("HOST_PARK_FOR")
+        self._failures: dict[str, int] = {}  # key -> fetches failed in a row
+        self.max_pages_per_host = s.getint("MAX_PAGES_PER_HOST")
+        self.per_ip = s.getint("PER_IP_CONCURRENCY")
+        self.suspend_after = (s.getfloat("SUSPEND_AFTER_SECONDS"), s.getint("SUSPEND_AFTER_PAGES"))
+        self.suspend_for = s.getfloat("SUSPEND_FOR")
+        self._sessions: dict[str, list[float]] = {}  # key -> [start, pages, last fetch] of its continuous crawl
+        self._admitted: Counter[str] = Counter()  # host -> new URLs admitted (the per-site cap)
+        self.rng = random.Random()
         levels = s.getint("FRONTIER_LEVELS")
         active = s.getint("FRONTIER_ACTIVE_KEYS") or 3 * s.getint("CONCURRENT_REQUESTS")
         jobdir = s.get("JOBDIR")
@@ -73,6 +95,7 @@ class FrontierScheduler(BaseScheduler):
             bias=s.getfloat("FRONTIER_BIAS"),
             **extra,
         )
+        self.frontier.group_cap = s.getint("PER_IP_CONCURRENCY")
         self.prioritizer = load_object(s.get("FRONTIER_PRIORITIZER"))(levels)
         self.key_mode = s.get("FRONTIER_KEY")
         self._ips: dict[str, str] = {}  # FRONTIER_KEY = "ip": host -> address (or the host, if unresolvable)
@@ -101,6 +124,7 @@ class FrontierScheduler(BaseScheduler):
         sig.connect(self._reached_downloader, signal=signals.request_reached_downloader)
         sig.connect(self._robots_fetched, signal=crawl_signals.robots_fetched)
         sig.connect(self._pages_committed, signal=crawl_signals.pages_committed)
+        sig.connect(self._fetch_observed, signal=crawl_signals.fetch_observed)
         self.df.open()
         if self.journal is not None:
             self._resume()
@@ -130,6 +154,11 @@ class FrontierScheduler(BaseScheduler):
             self.df.log(request, self.spider)
             return False
         host = urlparse_cached(request).hostname or ""
+        if not request.dont_filter:  # retries and requeues are not new pages
+            if self.max_pages_per_host and self._admitted[host] >= self.max_pages_per_host:
+                self.stats.inc_value("traps/max_pages_per_host")
+                return False
+            self._admitted[host] += 1
         level = self.prioritizer.level(request)
         try:
             entry = request.to_dict(spider=self.spider)
@@ -139,17 +168,24 @@ class FrontierScheduler(BaseScheduler):
         if self.journal is not None:
             self.journal.append((fingerprint(url_key(request)), request.dont_filter, host, level, entry))
         self._admit(host, level, entry)
+        retry = request.meta.get("retry_times", 0)
+        if retry:
+            # Never straight back: the host waits an exponential, jittered back-off first.
+            wait = min(self.retry_max, self.retry_base * 2 ** (retry - 1)) * self.rng.uniform(0.5, 1.5)
+            self.frontier.defer(self._key_of_host(host), self.clock() + wait)
+            self.stats.inc_value("frontier/retries_deferred")
         self.stats.inc_value("frontier/enqueued")
         return True
 
     def _admit(self, host: str, level: int, entry: dict) -> None:
-        """Push an entry under its politeness key; by IP, once the host's address is known."""
-        if self.key_mode != "ip":
+        """Push an entry under its politeness key, once the host's address is known when the
+        key is the IP or the per-IP cap needs it."""
+        if self.key_mode != "ip" and not self.per_ip:
             self.frontier.push(host_key(host, self.key_mode), entry, level)
             return
         ip = self._ips.get(host)
         if ip is not None:
-            self.frontier.push(ip, entry, level)
+            self._push_resolved(host, ip, level, entry)
             return
         parked = self._awaiting_dns.setdefault(host, [])
         parked.append((level, entry))
@@ -168,8 +204,16 @@ class FrontierScheduler(BaseScheduler):
         self._ips[host] = address
         for level, entry in self._awaiting_dns.pop(host, []):
             self._parked -= 1
-            self.frontier.push(address, entry, level)
+            self._push_resolved(host, address, level, entry)
         self._wake()
+
+    def _push_resolved(self, host: str, ip: str, level: int, entry: dict) -> None:
+        if self.key_mode == "ip":
+            self.frontier.push(ip, entry, level)
+            return
+        key = host_key(host, self.key_mode)
+        self.frontier.set_group(key, ip)  # the per-IP cap counts keys in flight per address
+        self.frontier.push(key, entry, level)
 
     def _key_of_host(self, host: str) -> str:
         return self._ips.get(host, host) if self.key_mode == "ip" else host_key(host, self.key_mode)
@@ -196,6 +240,8 @@ class FrontierScheduler(BaseScheduler):
         def seen_record(record: Record) -> None:
             seen[0] += 1
             entry = record[4]
+            if not record[1]:
+                self._admitted[record[2]] += 1
             if mark is not None:
                 mark(key_of(entry["method"], entry["url"], entry["body"]))
             else:
@@ -240,10 +286,59 @@ class FrontierScheduler(BaseScheduler):
             rest = max(self.frontier.next_allowed.get(key, now), self._robots_rest.pop(key, now))
             self.frontier.release(key, rest)
         else:
-            interval = self.policy.interval(now - reached, self._crawl_delay.get(key))
+            duration = now - reached
+            observed = self._observed.pop(id(request), result)
+            window = self._windows.get(key)
+            fetch = feedback.sample(observed, duration)
+            if fetch is not None:
+                if window is None:
+                    window = self._windows[key] = HostWindow(self.window_size)
+                window.record(*fetch)
+            backoff = feedback.backoff_seconds(observed, self.backoff_statuses, self.backoff_default,
+                                               self.backoff_max, time.time())
+            if backoff is not None:
+                self.stats.inc_value("frontier/backoffs")
+            interval = self.policy.interval(duration, self._crawl_delay.get(key), window, backoff)
             self.stats.inc_value(f"frontier/interval_rule/{interval.rule}")
+            self.rules[key] = interval.rule
             self.frontier.release(key, now + interval.seconds)
+            self._count_failure(key, observed)
+            self._suspend_if_due(key, now)
         self._wake_at(self.frontier.next_due())
+
+    def _suspend_if_due(self, key: str, now: float) -> None:
+        """Rest a host for ``SUSPEND_FOR`` after ``SUSPEND_AFTER_*`` of continuous crawling."""
+        after_seconds, after_pages = self.suspend_after
+        if not (after_seconds or after_pages):
+            return
+        session = self._sessions.get(key)
+        if session is None or now - session[2] > self.suspend_for:  # a rest this long ends a session
+            session = self._sessions[key] = [now, 0, now]
+        session[1] += 1
+        session[2] = now
+        if (after_seconds and now - session[0] >= after_seconds) or (after_pages and session[1] >= after_pages):
+            del self._sessions[key]
+            self.frontier.defer(key, now + self.suspend_for)
+            self.rules[key] = "suspended"
+            self.stats.inc_value("frontier/suspensions")
+
+    def _count_failure(self, key: str, observed: Any) -> None:
+        """Park a host whose last ``HOST_PARK_AFTER`` fetches all failed."""
+        if not feedback.failed(observed):
+            self._failures.pop(key, None)
+            return
+        self.stats.inc_value("frontier/fetch_failures")
+        failures = self._failures[key] = self._failures.get(key, 0) + 1
+        if self.park_after and failures >= self.park_after:
+            self._failures.pop(key)
+            self.frontier.defer(key, self.clock() + self.park_for)
+            self.rules[key] = "parked"
+            self.stats.inc_value("frontier/hosts_parked")
+            logger.warning("host %s parked for %.0f s after %d failures in a row", key, self.park_for, failures)
+
+    def _fetch_observed(self, request: Request, result: Any) -> None:
+        if id(request) in self._handed:
+            self._observed[id(request)] = result
 
     def _robots_fetched(self, host: str, status: int | None, crawl_delay: float | None = None,
                         duration: float | None = None) -> None:
@@ -284,4 +379,6 @@ class FrontierScheduler(BaseScheduler):
         self.stats.set_value("frontier/active_keys", len(f.back))
         self.stats.set_value("frontier/in_flight", len(f.in_flight))
         self.stats.set_value("frontier/due_keys", f.due_keys(now))
+        for rule, hosts in Counter(self.rules.values()).items():
+            self.stats.set_value(f"frontier/hosts_by_rule/{rule}", hosts)
         self.stats.set_value("frontier/next_due_in", round(max(0.0, due - now), 3) if due is not None else None)

@@ -98,6 +98,13 @@ class TwoTierFrontier:
         self.heap: list[tuple[float, int, Hashable]] = []
         self.in_flight: dict[Hashable, float] = {}
         self.next_allowed: dict[Hashable, float] = {}
+        self.deferred: dict[Hashable, float] = {}  # key -> not before (retry back-off, parking)
+        # Groups (a server's IP): at most group_cap keys of one group in flight at once.
+        self.group_of: dict[Hashable, Hashable] = {}
+        self.group_cap = 0  # 0: no group limit
+        self.group_in_flight: dict[Hashable, int] = {}
+        self.group_waiting: dict[Hashable, list[tuple[float, Hashable]]] = {}
+        self._flight_group: dict[Hashable, Hashable] = {}  # key in flight -> the group it counted in
         self._seq = 0
         self._front_len = 0
         self._back_len = 0
@@ -128,9 +135,22 @@ class TwoTierFrontier:
     def pop(self, now: float) -> tuple[Hashable, Any] | None:
         """The next entry whose key is due at ``now``, marking the key in flight; else None."""
         self._refill(now)
-        if not self.heap or self.heap[0][0] > now:
-            return None
-        _, _, key = heapq.heappop(self.heap)
+        while True:
+            if not self.heap or self.heap[0][0] > now:
+                return None
+            at, _, key = heapq.heappop(self.heap)
+            later = self.deferred.pop(key, None)
+            if later is not None and later > at:
+                self._schedule(key, later)  # deferred while it waited: its heap entry was stale
+                continue
+            group = self.group_of.get(key)
+            if group is not None and self.group_cap and self.group_in_flight.get(group, 0) >= self.group_cap:
+                self.group_waiting.setdefault(group, []).append((at, key))  # back when the group frees up
+                continue
+            if group is not None:
+                self.group_in_flight[group] = self.group_in_flight.get(group, 0) + 1
+                self._flight_group[key] = group
+            break
         entry = self.back[key].popleft()
         self._back_len -= 1
         self.in_flight[key] = now
@@ -140,12 +160,31 @@ class TwoTierFrontier:
         """The in-flight entry of ``key`` finished; the key may go again at ``next_allowed``."""
         if self.in_flight.pop(key, None) is None:
             raise KeyError(f"{key!r} is not in flight")
+        next_allowed = max(next_allowed, self.deferred.pop(key, next_allowed))
+        group = self._flight_group.pop(key, None)
+        if group is not None:
+            self.group_in_flight[group] -= 1
+            for at, waiting in self.group_waiting.pop(group, []):
+                self._schedule(waiting, at)
         self.next_allowed[key] = next_allowed
         queue = self.back.get(key)
         if queue is not None and len(queue):
             self._schedule(key, next_allowed)
         else:
             self.back.pop(key, None)
+
+    def defer(self, key: Hashable, until: float) -> None:
+        """Let ``key`` go no sooner than ``until`` (a retry back-off, a parked host)."""
+        if until <= self.deferred.get(key, float("-inf")):
+            return
+        if key in self.in_flight or key in self.back:
+            self.deferred[key] = until  # applied on release, or when its heap entry comes up
+        else:
+            self.next_allowed[key] = max(until, self.next_allowed.get(key, until))
+
+    def set_group(self, key: Hashable, group: Hashable) -> None:
+        """Put ``key`` in ``group`` (its server's IP) for the ``group_cap`` limit."""
+        self.group_of[key] = group
 
     def next_due(self) -> float | None:
         """When the earliest scheduled key becomes due (None when nothing is scheduled)."""

@@ -58,6 +58,10 @@ class HostSpec:
     latency: float = 0.0  # seconds before the first byte
     bandwidth: float = 0.0  # bytes per second; 0 means unlimited
     error_rate: float = 0.0  # probability that one attempt at a page answers 503
+    retry_after: float = 0.0  # Retry-After seconds sent with those 503s (0: no header)
+    drop_rate: float = 0.0  # probability that one attempt's connection drops halfway through the body
+    keepalive: bool = True  # False: every response says Connection: close
+    trap: str = ""  # "" | "calendar" (infinite CGI) | "deep" (endless paths) | "session" (ids in every link)
     charset: str = "utf-8"
     japanese: bool = False
     charset_in_header: bool = True
@@ -203,7 +207,13 @@ class SandboxWeb:
             return 200, "User-agent: *\nDisallow: /*.cgi$\nAllow: /p/2.cgi$\n"
         if spec.robots == "crawl_delay":
             return 200, f"User-agent: *\nCrawl-delay: {spec.crawl_delay:g}\nDisallow:\n"
-        return 200, "User-agent: *\nDisallow:\n"
+        return 200, f"User-agent: *\nDisallow:\n\nSitemap: {self.origin(host)}/sitemap.xml\n"
+
+    def sitemap_xml(self, host: int) -> bytes:
+        """A sitemap listing every page of the host (linked from the "allow" robots.txt)."""
+        locs = "".join(f"<url><loc>{self.url(host, k)}</loc></url>" for k in range(self.size(host)))
+        return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+                f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>\n').encode()
 
     def allowed(self, host: int, path: str, agent: str = USER_AGENT_TOKEN) -> bool:
         """What an RFC 9309 crawler may fetch: 4xx robots allow all, 5xx forbid all."""
@@ -213,6 +223,28 @@ class SandboxWeb:
         if status >= 400:
             return True
         return _robots(body).can_fetch(self.origin(host) + path, agent)
+
+    # -- traps -----------------------------------------------------------
+    def trap_page(self, host: int, path: str, query: str, rng: random.Random) -> bytes | None:
+        """The body of a page on a trap host, or None (404). Trap hosts are endless by design."""
+        trap = self.specs[host].trap
+        links: list[str] = []
+        if trap == "calendar" and path in ("/", "/cal.cgi"):
+            m = re.fullmatch(r"m=(-?\d+)", query)
+            month = int(m.group(1)) if m else 0
+            links = [f"/cal.cgi?m={month + 1}", f"/cal.cgi?m={month - 1}"]
+        elif trap == "deep" and path.endswith("/"):
+            depth = path.count("/")
+            links = [path + "loop/", path + f"d{depth}/"]
+        elif trap == "session" and (path == "/" or re.fullmatch(r"/s/\d+\.html", path)):
+            k = 0 if path == "/" else int(path[3:-5])
+            if k >= self.size(host):
+                return None
+            links = [f"/s/{c}.html?sid={rng.getrandbits(64):016x}" for c in (2 * k + 1, 2 * k + 2) if c < self.size(host)]
+        else:
+            return None
+        items = "".join(f'<li><a href="{href}">next</a></li>' for href in links)
+        return f"<!DOCTYPE html>\n<html><head><title>trap {trap}</title></head><body><ul>{items}</ul></body></html>\n".encode()
 
     # -- pages -----------------------------------------------------------
     def _page(self, host: int, k: int) -> Page:
@@ -300,10 +332,16 @@ class SandboxWeb:
 
     def should_fail(self, host: int, path: str, attempt: int) -> bool:
         """Deterministic transient errors: attempt n of a page fails with probability error_rate."""
-        rate = self.specs[host].error_rate
+        return self._chance(self.specs[host].error_rate, f"{host}:{path}:{attempt}")
+
+    def should_drop(self, host: int, path: str, attempt: int) -> bool:
+        """Deterministic dropped connections: attempt n of a page drops with probability drop_rate."""
+        return self._chance(self.specs[host].drop_rate, f"drop:{host}:{path}:{attempt}")
+
+    def _chance(self, rate: float, what: str) -> bool:
         if rate <= 0:
             return False
-        digest = hashlib.blake2b(f"{self.config.seed}:{host}:{path}:{attempt}".encode(), digest_size=8).digest()
+        digest = hashlib.blake2b(f"{self.config.seed}:{what}".encode(), digest_size=8).digest()
         return int.from_bytes(digest, "big") / 2**64 < rate
 
     # -- ground truth ----------------------------------------------------

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -67,6 +69,13 @@ class SandboxProcess:
         with urllib.request.urlopen(self.base + "log", timeout=30) as resp:
             return [Record(**json.loads(line)) for line in resp.read().decode().splitlines() if line]
 
+    def set_robots(self, host: int, text: str) -> float:
+        """Serve ``text`` as host ``host``'s robots.txt from now on; returns when, on the record's clock."""
+        query = urllib.parse.urlencode({"host": host, "text": text})
+        request = urllib.request.Request(self.base + "robots?" + query, method="POST")
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            return json.load(resp)["at"]
+
     def reset(self) -> None:
         urllib.request.urlopen(urllib.request.Request(self.base + "reset", method="POST"), timeout=30).close()
 
@@ -98,7 +107,8 @@ def crawl_command(spider: str, args: dict[str, str] | None = None, settings: dic
     cmd = [sys.executable, "-m", "scrapy", "crawl", spider]
     for key, value in (args or {}).items():
         cmd += ["-a", f"{key}={value}"]
-    for key, value in (settings or {}).items():
+    # The sandbox profile unless told otherwise: it serves every host from one loopback address.
+    for key, value in {"PROFILE": "sandbox", **(settings or {})}.items():
         cmd += ["-s", f"{key}={json.dumps(value) if isinstance(value, (dict, list)) else value}"]
     return cmd
 
@@ -123,3 +133,14 @@ def run_crawl(
     (workdir / "crawl.log").write_text(proc.stderr)
     stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
     return CrawlResult(proc.returncode, elapsed, proc.stderr, stats)
+
+
+def crawl_sandbox(sandbox: SandboxProcess, workdir: str | os.PathLike, spider: str = "web",
+                  args: dict[str, str] | None = None, **settings: object) -> tuple[sqlite3.Connection, CrawlResult]:
+    """Crawl ``sandbox`` from its seeds into ``workdir/crawl.db``; fail loudly if the crawl fails."""
+    db = Path(workdir) / "crawl.db"
+    result = run_crawl(spider, workdir, args=args if args is not None else {"seeds": sandbox.seeds_file},
+                       settings={"HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{db}", **settings})
+    if result.returncode != 0:
+        raise RuntimeError(f"crawl failed ({result.returncode}):\n{result.log[-3000:]}")
+    return sqlite3.connect(db), result

@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import random
 import signal
 import socket
 import sys
@@ -42,6 +43,8 @@ class SandboxServer:
         self.attempts: Counter[tuple[int, str]] = Counter()
         self._connections: dict[int, int] = {}
         self._bodies: dict[tuple[int, int], tuple[bytes, dict[str, str]]] = {}
+        self.rng = random.Random(config.seed)  # session ids of the session trap
+        self.robots_override: dict[int, str] = {}  # host -> robots.txt set through the control API
 
     def _connection_id(self, request: web.BaseRequest) -> int:
         key = id(request.transport)
@@ -56,26 +59,49 @@ class SandboxServer:
         host = self.web.host_index(name)
         status, body, headers = 404, b"not found\n", {"Content-Type": "text/plain"}
         spec = HostSpec()
+        dropped = False
         if host is not None:
             spec = self.web.specs[host]
-            if request.path == "/robots.txt":
+            if spec.trap and request.path != "/robots.txt":
+                trap = self.web.trap_page(host, request.path, request.query_string, self.rng)
+                if trap is not None:
+                    status, body, headers = 200, trap, {"Content-Type": "text/html; charset=utf-8"}
+            elif request.path == "/sitemap.xml" and spec.robots == "allow":
+                status, body, headers = 200, self.web.sitemap_xml(host), {"Content-Type": "application/xml"}
+            elif request.path == "/robots.txt":
                 status, text = self.web.robots_txt(host)
+                if host in self.robots_override:
+                    status, text = 200, self.robots_override[host]
                 body, headers = text.encode(), {"Content-Type": "text/plain"}
             else:
                 k = self.web.page_index(host, request.path) if not request.query_string else None
                 if k is not None:
                     self.attempts[(host, request.path)] += 1
-                    if self.web.should_fail(host, request.path, self.attempts[(host, request.path)]):
+                    attempt = self.attempts[(host, request.path)]
+                    if self.web.should_fail(host, request.path, attempt):
                         status, body = 503, b"try again later\n"
+                        if spec.retry_after > 0:
+                            headers = {**headers, "Retry-After": str(int(spec.retry_after))}
                     else:
+                        dropped = self.web.should_drop(host, request.path, attempt)
                         status = 200
                         body, headers = self._body(host, k)
         if spec.latency > 0:
             await asyncio.sleep(spec.latency)
         response = web.StreamResponse(status=status, headers=headers)
+        if not spec.keepalive:
+            response.force_close()  # sends Connection: close
         response.content_length = len(body)
         await response.prepare(request)
         finish = time.perf_counter()
+        if dropped:
+            # Half the promised body, then the connection goes: a receive error at the client.
+            await response.write(body[: len(body) // 2])
+            finish = time.perf_counter()
+            self.records.append(Record(name, request.path_qs, arrival, finish, -1, conn, len(body) // 2))
+            if request.transport is not None:
+                request.transport.abort()
+            return response
         if spec.bandwidth > 0 and request.method != "HEAD":
             chunk = max(1, int(spec.bandwidth / 20))
             for i in range(0, len(body), chunk):
@@ -112,9 +138,14 @@ class SandboxServer:
             return web.Response(text="\n".join(lines) + "\n", content_type="application/x-ndjson")
         if what == "config":
             return web.json_response({"port": self.web.port, "config": config_to_dict(self.web.config)})
+        if what == "robots" and request.method == "POST":
+            # Replace one host's robots.txt mid-crawl (tests of the robots.txt TTL).
+            self.robots_override[int(request.query["host"])] = request.query["text"]
+            return web.json_response({"ok": True, "at": time.perf_counter()})  # on the record's clock
         if what == "reset" and request.method == "POST":
             self.records.clear()
             self.attempts.clear()
+            self.robots_override.clear()
             return web.json_response({"ok": True})
         return web.Response(status=404, text="unknown control endpoint\n")
 

@@ -30,6 +30,18 @@ ROBOTSTXT_OBEY = True
 SEEDS_FILE = "seeds/default.txt"
 #: Hop limit from the seed; seed 004 used 15.
 DEPTH_LIMIT = 15
+#: Links followed through consecutive dynamic pages (a query, or a path matching
+#: DYNAMIC_URL_PATTERNS) stop after this many hops (seed 004: cut complaints; stops
+#: infinite calendars). Separate from DEPTH_LIMIT. 0 turns it off.
+CGI_HOP_LIMIT = 5
+DYNAMIC_URL_PATTERNS = [r"\.cgi\b", r"\.php\b", r"\.aspx?\b", r"/cgi-bin/"]
+#: A link whose path repeats one segment this many times is a relative-link loop. 0: off.
+MAX_REPEATED_SEGMENTS = 3
+#: Links with more query parameters than this are generated URLs. 0: off.
+QUERY_MAX_PARAMS = 16
+#: The most pages admitted per host (seed 004's per-site cap). 0: no cap.
+MAX_PAGES_PER_HOST = 50_000
+SPIDER_MIDDLEWARES = {"crawlproj.traps.TrapDefenceMiddleware": 800}
 #: Only follow links to these domains (and their subdomains); empty: anywhere.
 ALLOWED_DOMAINS: list[str] = []
 #: Only follow links whose host ends with one of these suffixes, e.g. [".jp"].
@@ -64,6 +76,37 @@ MIN_INTERVAL = 1.0
 INTERVAL_DURATION_FACTOR = 10.0
 #: robots.txt Crawl-delay is honoured up to this many seconds.
 MAX_CRAWL_DELAY = 60.0
+#: Waseda dynamic interval (seed 004): min_interval + MAX_DELAY_1 x max(0, 1 - speed /
+#: TARGET_SPEED) + MAX_DELAY_2 x errors / 10, over the host's last WASEDA_WINDOW fetches.
+#: Speed is bytes/s; errors are timeouts, dropped connections and send/receive errors.
+WASEDA_INTERVAL_ENABLED = True
+WASEDA_TARGET_SPEED = 16384.0
+WASEDA_MAX_DELAY_1 = 10.0
+WASEDA_MAX_DELAY_2 = 30.0
+WASEDA_WINDOW = 10
+#: A host answering one of these statuses rests for its Retry-After (seconds or an
+#: HTTP date), or BACKOFF_DEFAULT without one, never more than BACKOFF_MAX.
+BACKOFF_STATUSES = [429, 503]
+BACKOFF_DEFAULT = 60.0
+BACKOFF_MAX = 3600.0
+#: Retries (Scrapy's RetryMiddleware, RETRY_TIMES) go back through the frontier: the host
+#: then waits RETRY_BACKOFF_BASE x 2^(n-1) seconds before retry n, with +-50% jitter,
+#: at most RETRY_BACKOFF_MAX.
+RETRY_TIMES = 3
+RETRY_BACKOFF_BASE = 2.0
+RETRY_BACKOFF_MAX = 300.0
+#: Suspend (seed 004): after crawling one host continuously for SUSPEND_AFTER_SECONDS
+#: and/or SUSPEND_AFTER_PAGES, it rests SUSPEND_FOR seconds. 0 turns a trigger off.
+SUSPEND_AFTER_SECONDS = 1800.0
+SUSPEND_AFTER_PAGES = 0
+SUSPEND_FOR = 300.0
+#: At most this many requests in flight to one IP address across all its host names
+#: (seed 004: one server hosting many subdomains). 0: no cap.
+PER_IP_CONCURRENCY = 1
+#: A host whose last HOST_PARK_AFTER fetches all failed (DNS, connection, timeout, 5xx) is
+#: parked for HOST_PARK_FOR seconds, then tried again. 0 turns parking off.
+HOST_PARK_AFTER = 10
+HOST_PARK_FOR = 1800.0
 #: Front-tier priority levels (0 is the most important).
 FRONTIER_LEVELS = 8
 #: Refill picks level L with weight FRONTIER_BIAS ** -L among non-empty levels.
@@ -98,16 +141,34 @@ DOWNLOAD_DELAY = 0
 DOWNLOAD_DELAY_JITTER = 0
 
 # -- downloads ---------------------------------------------------------------
+#: Address ranges (CIDR) that may be fetched although not public. By default loopback,
+#: private, link-local (169.254.169.254, cloud metadata), multicast and reserved
+#: addresses are refused, after DNS and on every redirect. The sandbox profile allows loopback.
+ADDRESS_ALLOWLIST: list[str] = []
 DOWNLOADER_MIDDLEWARES = {
+    # First: refuse internal addresses before anything (robots.txt included) connects.
+    "crawlproj.politeness.address_safety.AddressSafetyMiddleware": 50,
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "crawlproj.politeness.robots.RobotsTxtMiddleware": 100,
+    # Next to the download handler: sees raw 503s and dropped connections before retries.
+    "crawlproj.politeness.feedback.FeedbackMiddleware": 990,
 }
+#: DNS: answers are cached for DNSCACHE_TTL seconds; one lookup may take DNS_TIMEOUT.
+#: Process-level, like HOST_RESOLVE: give them in settings or with -s.
+DNSCACHE_TTL = 3600.0
+DNS_TIMEOUT = 20
 DOWNLOAD_TIMEOUT = 30
 DOWNLOAD_MAXSIZE = 16 * 1024 * 1024  # endless bodies are cut and counted, not buffered
 DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
 REDIRECT_MAX_TIMES = 10
 RETRY_TIMES = 2
 #: Keep non-2xx responses: their status is part of the archive.
+#: A host's robots.txt is fetched again after this many seconds (seed 004: 24 h drew
+#: complaints, 6 h did not). A 5xx or unreachable robots.txt is asked again sooner.
+ROBOTSTXT_TTL = 6 * 3600.0
+ROBOTSTXT_ERROR_TTL = 1800.0
+#: Seed the crawl with the sitemaps a robots.txt lists (Sitemap: lines), in scope only.
+ROBOTSTXT_SITEMAPS = False
 HTTPERROR_ALLOW_ALL = True
 COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False

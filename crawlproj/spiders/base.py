@@ -39,6 +39,12 @@ def _error_kind(failure: Failure) -> str:
         "ResponseNeverReceived": "connection_lost",
         "ResponseFailed": "receive",
         "IgnoreRequest": "ignored",
+        # Scrapy 2.13+ wraps the Twisted errors in its own exceptions.
+        "CannotResolveHostError": "dns",
+        "DownloadTimeoutError": "timeout",
+        "DownloadConnectionRefusedError": "connection_refused",
+        "DownloadFailedError": "receive",
+        "ResponseDataLossError": "receive",
     }
     if "maxsize" in str(exc).lower() or "exceeded" in str(exc).lower():
         return "too_large"
@@ -130,6 +136,31 @@ class CrawlSpiderBase(scrapy.Spider):
                 ip=str(response.ip_address) if response.ip_address else None,
                 links=page_links,
             )
+
+    def parse_sitemap(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        """A sitemap (or sitemap index) from robots.txt: its URLs in scope become requests."""
+        from scrapy.utils.gz import gunzip
+        from scrapy.utils.sitemap import Sitemap
+
+        body = response.body
+        if body[:2] == b"\x1f\x8b":
+            body = gunzip(body, max_size=self.crawler.settings.getint("DOWNLOAD_MAXSIZE"))
+        try:
+            sitemap = Sitemap(body)
+        except Exception as exc:  # noqa: BLE001 - lxml refuses broken XML in several ways
+            self.count("sitemap_errors")
+            self.logger.warning("unreadable sitemap %s: %s", response.url, exc)
+            sitemap = None
+        for entry in sitemap or ():
+            url = self.canonical(entry.get("loc", ""))
+            if url is None:
+                continue
+            if sitemap.type == "sitemapindex":
+                yield scrapy.Request(url, callback=self.parse_sitemap, errback=self.on_error)
+            elif not self.scope.refuses(url):
+                self.count("sitemap_urls")
+                yield self.request(url)
+        yield Skipped(self.canonical(response.request.url) or response.request.url, "sitemap")
 
     def on_error(self, failure: Failure) -> Iterator[FetchError | Skipped]:
         request = failure.request  # type: ignore[attr-defined]

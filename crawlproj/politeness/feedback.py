@@ -1,0 +1,101 @@
+"""What a finished fetch tells the politeness policy: a window sample and a server back-off.
+
+:class:`FeedbackMiddleware` sits next to the download handler, so it sees the
+raw outcome (the 503, the dropped connection) before Scrapy's retry and
+redirect middlewares turn it into a new request. It announces it with
+:data:`crawlproj.signals.fetch_observed`; the frontier turns that into the
+host's Waseda window sample and back-off. Parsing ``Retry-After`` is pure.
+"""
+
+from __future__ import annotations
+
+import email.utils
+from collections.abc import Collection
+from typing import Any
+
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadConnectionRefusedError,
+    DownloadFailedError,
+    DownloadTimeoutError,
+    ResponseDataLossError,
+)
+from scrapy.http import Response
+from twisted.internet import error as net
+from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
+
+from ..signals import fetch_observed
+
+#: Line errors in the Waseda sense: timeouts, refused or dropped connections,
+#: send/receive failures. DNS failures are not the server's line and do not count.
+LINE_ERRORS = (
+    DownloadTimeoutError, DownloadConnectionRefusedError, DownloadFailedError, ResponseDataLossError,
+    net.TimeoutError, net.TCPTimedOutError, net.ConnectionLost, net.ConnectionDone, net.ConnectError,
+    ResponseFailed, ResponseNeverReceived,
+)
+
+
+def sample(result: Any, seconds: float) -> tuple[int, float, bool] | None:
+    """(bytes, seconds, line error) of a fetch (a response or an exception), or None
+    when it says nothing about the line."""
+    if isinstance(result, Response):
+        return len(result.body), seconds, False
+    if isinstance(result, LINE_ERRORS):
+        return 0, seconds, True
+    return None
+
+
+def failed(result: Any) -> bool:
+    """A fetch that failed at the host: a 5xx, a line error, or a DNS failure."""
+    if isinstance(result, Response):
+        return result.status >= 500
+    return isinstance(result, (*LINE_ERRORS, CannotResolveHostError, net.DNSLookupError))
+
+
+def retry_after_seconds(value: str | bytes | None, now: float) -> float | None:
+    """A Retry-After header as seconds from ``now`` (epoch seconds); None if absent or unreadable."""
+    if value is None:
+        return None
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    text = text.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - now)
+
+
+def backoff_seconds(result: Any, statuses: Collection[int], default: float, maximum: float,
+                    now: float) -> float | None:
+    """How long the host must rest after ``result``: set by a 429/503-like status, else None."""
+    if not isinstance(result, Response) or result.status not in statuses:
+        return None
+    seconds = retry_after_seconds(result.headers.get(b"Retry-After"), now)
+    return min(default if seconds is None else seconds, maximum)
+
+
+class FeedbackMiddleware:
+    """Announces each raw download outcome (response or exception) to the frontier.
+
+    Keep it at the highest order in ``DOWNLOADER_MIDDLEWARES`` (closest to the
+    download handler); it changes nothing it sees.
+    """
+
+    def __init__(self, crawler: Any) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> FeedbackMiddleware:
+        return cls(crawler)
+
+    def process_response(self, request: Any, response: Response, spider: Any = None) -> Response:
+        self.crawler.signals.send_catch_log(fetch_observed, request=request, result=response)
+        return response
+
+    def process_exception(self, request: Any, exception: Exception, spider: Any = None) -> None:
+        self.crawler.signals.send_catch_log(fetch_observed, request=request, result=exception)
+        return None
