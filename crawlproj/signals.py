@@ -16,3 +16,7 @@ fetch_finished = object()
 #: A download produced a raw outcome, before retry/redirect middlewares act on it.
 #: Arguments: ``request``, ``result`` (a Response or an exception).
 fetch_observed = object()
+
+#: A fetch attempt failed at the host (retries included). Arguments: ``host``,
+#: ``kind`` (dns | timeout | connection | http_5xx). The store counts them per host.
+host_error = object()

@@ -6,7 +6,7 @@ from scrapy.exceptions import DownloadTimeoutError
 from scrapy.http import Response
 from twisted.internet.error import ConnectionLost, DNSLookupError
 
-from crawlproj.politeness.feedback import backoff_seconds, retry_after_seconds, sample
+from crawlproj.politeness.feedback import backoff_seconds, failure_kind, retry_after_seconds, sample
 
 
 def test_samples_count_line_errors_but_not_dns():
@@ -34,3 +34,11 @@ def test_backoff_only_for_the_configured_statuses_and_capped():
                            now) == 3600
     assert backoff_seconds(Response("http://h/", status=500), {429, 503}, 60, 3600, now) is None
     assert backoff_seconds(ConnectionLost(), {429, 503}, 60, 3600, now) is None
+
+
+def test_failure_kinds_per_host():
+    assert failure_kind(Response("http://h/", status=502)) == "http_5xx"
+    assert failure_kind(Response("http://h/", status=404)) is None
+    assert failure_kind(DNSLookupError()) == "dns"
+    assert failure_kind(DownloadTimeoutError()) == "timeout"
+    assert failure_kind(ConnectionLost()) == "connection"

@@ -53,6 +53,8 @@ def test_503_with_retry_after_backs_the_host_off(sandbox_factory, tmp_path):
     assert not fast or min(fast) < 1.0  # the back-off ends: ordinary pages get the ordinary interval
     stored = {u for (u,) in conn.execute("SELECT url FROM pages WHERE status = 200")}
     assert stored == sandbox.web.expected_pages()  # retried until they answered
+    assert conn.execute("SELECT count FROM host_errors WHERE host = 'h1.sandbox.test' AND kind = 'http_5xx'"
+                        ).fetchone()[0] == sum(1 for r in records if r.status == 503)
 
 
 def test_retries_come_back_through_the_frontier_after_a_back_off(sandbox_factory, tmp_path):
@@ -64,6 +66,9 @@ def test_retries_come_back_through_the_frontier_after_a_back_off(sandbox_factory
     after_drop = [b.arrival - a.finish for a, b in zip(records, records[1:]) if a.status == -1]
     assert after_drop and min(after_drop) >= 0.3 * 0.5, after_drop  # base x 2^0, jitter >= 0.5
     assert result.stats["frontier/retries_deferred"] == sum(1 for r in records if r.status == -1)
+    # Every failed attempt is counted against its host in the store, retries included.
+    assert conn.execute("SELECT count FROM host_errors WHERE host = 'h1.sandbox.test' AND kind = 'connection'"
+                        ).fetchone()[0] == sum(1 for r in records if r.status == -1)
     stored = {u for (u,) in conn.execute("SELECT url FROM pages")}
     assert stored == sandbox.web.expected_pages()  # every page arrived in the end
 

@@ -66,3 +66,15 @@ def test_sitemaps_from_robots_txt_seed_the_crawl(sandbox_factory, tmp_path):
     assert stored == {web.url(h, k) for h in (0, 1) for k in range(12) if not web.page(h, k).meta_noindex}
     assert result.stats["robotstxt/sitemaps_seeded"] == 2
     assert sandbox.report(0.02)["violations"] == 0  # the sitemap fetches kept the interval
+
+
+def test_robots_txt_redirects_stop_after_five_and_then_count_as_unavailable(sandbox_factory, tmp_path):
+    from crawlproj.sandbox.harness import crawl_sandbox
+
+    sandbox = sandbox_factory("--hosts", "2", "--pages", "5", "--no-robots-mix", "--cross-host", "0",
+                              "--host", "1:robots=redirect")
+    conn, _ = crawl_sandbox(sandbox, tmp_path, MIN_INTERVAL=0.02)
+    robots = [r for r in sandbox.records() if r.host == "h1.sandbox.test" and r.path.startswith("/robots.txt")]
+    assert len(robots) == 1 + 5  # the first request and five redirects, no more
+    stored = {u for (u,) in conn.execute("SELECT url FROM pages WHERE host = 'h1.sandbox.test'")}
+    assert stored == {u for u in sandbox.web.expected_pages() if "//h1." in u} and stored  # allow all

@@ -302,7 +302,7 @@ class FrontierScheduler(BaseScheduler):
             self.stats.inc_value(f"frontier/interval_rule/{interval.rule}")
             self.rules[key] = interval.rule
             self.frontier.release(key, now + interval.seconds)
-            self._count_failure(key, observed)
+            self._count_failure(key, urlparse_cached(request).hostname or "", observed)
             self._suspend_if_due(key, now)
         self._wake_at(self.frontier.next_due())
 
@@ -322,12 +322,14 @@ class FrontierScheduler(BaseScheduler):
             self.rules[key] = "suspended"
             self.stats.inc_value("frontier/suspensions")
 
-    def _count_failure(self, key: str, observed: Any) -> None:
-        """Park a host whose last ``HOST_PARK_AFTER`` fetches all failed."""
-        if not feedback.failed(observed):
+    def _count_failure(self, key: str, host: str, observed: Any) -> None:
+        """Count a failed attempt for its host; park a key whose last ``HOST_PARK_AFTER`` all failed."""
+        kind = feedback.failure_kind(observed)
+        if kind is None:
             self._failures.pop(key, None)
             return
-        self.stats.inc_value("frontier/fetch_failures")
+        self.stats.inc_value(f"frontier/fetch_failures/{kind}")
+        self.crawler.signals.send_catch_log(crawl_signals.host_error, host=host, kind=kind)
         failures = self._failures[key] = self._failures.get(key, 0) + 1
         if self.park_after and failures >= self.park_after:
             self._failures.pop(key)

@@ -45,11 +45,17 @@ def sample(result: Any, seconds: float) -> tuple[int, float, bool] | None:
     return None
 
 
-def failed(result: Any) -> bool:
-    """A fetch that failed at the host: a 5xx, a line error, or a DNS failure."""
+def failure_kind(result: Any) -> str | None:
+    """How a fetch failed at the host (dns, timeout, connection, http_5xx), or None."""
     if isinstance(result, Response):
-        return result.status >= 500
-    return isinstance(result, (*LINE_ERRORS, CannotResolveHostError, net.DNSLookupError))
+        return "http_5xx" if result.status >= 500 else None
+    if isinstance(result, (CannotResolveHostError, net.DNSLookupError)):
+        return "dns"
+    if isinstance(result, (DownloadTimeoutError, net.TimeoutError, net.TCPTimedOutError)):
+        return "timeout"
+    if isinstance(result, LINE_ERRORS):
+        return "connection"
+    return None
 
 
 def retry_after_seconds(value: str | bytes | None, now: float) -> float | None:

@@ -200,6 +200,8 @@ class SandboxWeb:
             return 404, "not found\n"
         if spec.robots == "error":
             return 503, "temporarily unavailable\n"
+        if spec.robots == "redirect":  # only by override: endless redirects (RFC 9309: after 5, unavailable)
+            return 301, "moved\n"
         if spec.robots == "private":
             return 200, agent + "Disallow: /nothing-here/\n"
         if spec.robots == "wildcard":
@@ -220,7 +222,7 @@ class SandboxWeb:
         status, body = self.robots_txt(host)
         if status >= 500:
             return False
-        if status >= 400:
+        if status >= 300:  # 4xx, or too many redirects: unavailable, so no rules
             return True
         return _robots(body).can_fetch(self.origin(host) + path, agent)
 

@@ -73,6 +73,9 @@ class SandboxServer:
                 if host in self.robots_override:
                     status, text = 200, self.robots_override[host]
                 body, headers = text.encode(), {"Content-Type": "text/plain"}
+                if status == 301:  # an endless chain of robots.txt redirects
+                    hop = int(request.query.get("hop", "0")) + 1
+                    headers["Location"] = f"/robots.txt?hop={hop}"
             else:
                 k = self.web.page_index(host, request.path) if not request.query_string else None
                 if k is not None:

@@ -34,6 +34,7 @@ class StorePipeline:
         self.store = open_store(self.uri)
         self._loop: task.LoopingCall | None = None
         crawler.signals.connect(self.robots_fetched, signal=crawl_signals.robots_fetched)
+        crawler.signals.connect(self.store.add_host_error, signal=crawl_signals.host_error)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StorePipeline:

@@ -8,6 +8,7 @@ consistent: committed batches are kept whole and the open batch is lost whole.
 from __future__ import annotations
 
 import os
+from collections import Counter
 import sqlite3
 from collections.abc import Iterable
 
@@ -57,6 +58,12 @@ CREATE TABLE IF NOT EXISTS fetch_errors (
     depth INTEGER,
     at REAL
 );
+CREATE TABLE IF NOT EXISTS host_errors (    -- every failed attempt, retries included
+    host TEXT NOT NULL,
+    kind TEXT NOT NULL,                       -- dns | timeout | connection | http_5xx
+    count INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (host, kind)
+);
 CREATE VIEW IF NOT EXISTS host_links AS
     SELECT source_host, target_host, COUNT(*) AS links
     FROM links GROUP BY source_host, target_host;
@@ -80,6 +87,7 @@ class SqliteStore:
         self._pages: list[PageItem] = []
         self._errors: list[FetchError] = []
         self._skipped: list[str] = []
+        self._host_errors: Counter[tuple[str, str]] = Counter()
         self._robots: dict[str, tuple[int | None, float]] = {}
         self.commits = 0
 
@@ -97,15 +105,20 @@ class SqliteStore:
         """A URL with nothing to store that still counts as completed once this batch commits."""
         self._skipped.append(url)
 
+    def add_host_error(self, host: str, kind: str) -> None:
+        self._host_errors[(host, kind)] += 1
+
     def set_robots(self, host: str, status: int | None, at: float) -> None:
         self._robots[host] = (status, at)
 
     def commit(self) -> list[str]:
         """Write everything buffered in one transaction; return the URLs it completed."""
-        if not (self._pages or self._errors or self._robots or self._skipped):
+        if not (self._pages or self._errors or self._robots or self._skipped or self._host_errors):
             return []
         pages, errors, robots, skipped = self._pages, self._errors, self._robots, self._skipped
+        host_errors = self._host_errors
         self._pages, self._errors, self._robots, self._skipped = [], [], {}, []
+        self._host_errors = Counter()
         hosts: dict[str, list] = {}  # name -> [ip, fetches, errors, bytes]
         for p in pages:
             h = hosts.setdefault(p.host, [None, 0, 0, 0])
@@ -153,6 +166,11 @@ class SqliteStore:
                    robots_fetched_at = excluded.robots_fetched_at""",
                 [(host, status, at) for host, (status, at) in robots.items()],
             )
+            cur.executemany(
+                """INSERT INTO host_errors (host, kind, count) VALUES (?,?,?)
+                   ON CONFLICT(host, kind) DO UPDATE SET count = count + excluded.count""",
+                [(host, kind, n) for (host, kind), n in host_errors.items()],
+            )
             cur.execute("COMMIT")
         except BaseException:
             if self.conn.in_transaction:
@@ -160,6 +178,7 @@ class SqliteStore:
             # Keep the rows: nothing is lost if the next attempt succeeds.
             self._pages, self._errors = pages + self._pages, errors + self._errors
             self._skipped = skipped + self._skipped
+            self._host_errors.update(host_errors)
             self._robots = {**robots, **self._robots}
             raise
         self.commits += 1
