@@ -167,6 +167,7 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "SUSPEND_AFTER_SECONDS": _number(float, 0),
     "SUSPEND_AFTER_PAGES": _number(int, 0),
     "SUSPEND_FOR": _number(float, 0),
+    "KEEPALIVE_CLOSE_PAUSE": _number(float, 0),
     "HOST_PARK_FOR": _number(float, 0),
     "FRONTIER_LEVELS": _number(int, 1),
     "FRONTIER_BIAS": _number(float, 0),

@@ -136,6 +136,19 @@ def test_suspend_rests_a_host_after_a_run_of_pages(sandbox_factory, tmp_path):
     assert result.stats["frontier/suspensions"] == 3
 
 
+def test_a_server_closing_keep_alive_pauses_its_host(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory("--hosts", "2", "--pages", "6", "--no-robots-mix", "--cross-host", "0",
+                              "--host", "1:keepalive=false")
+    _, result = crawl(sandbox, tmp_path, MIN_INTERVAL=0.02, KEEPALIVE_CLOSE_PAUSE=0.4)
+    per_host = sandbox.report(0.02)["per_host"]
+    assert per_host["h1.sandbox.test"]["min_gap"] >= 0.4  # robots.txt included
+    assert per_host["h0.sandbox.test"]["min_gap"] < 0.2
+    # The open host reused one connection; the closing one needed a new one per request.
+    assert per_host["h0.sandbox.test"]["connections"] == 1
+    assert per_host["h1.sandbox.test"]["connections"] == per_host["h1.sandbox.test"]["requests"] == 7
+    assert result.stats["frontier/keepalive_pauses"] == 7
+
+
 def test_per_ip_cap_counts_every_host_name_of_one_address(sandbox_factory, tmp_path):
     from dataclasses import replace
 

@@ -73,6 +73,7 @@ class FrontierScheduler(BaseScheduler):
         self.per_ip = s.getint("PER_IP_CONCURRENCY")
         self.suspend_after = (s.getfloat("SUSPEND_AFTER_SECONDS"), s.getint("SUSPEND_AFTER_PAGES"))
         self.suspend_for = s.getfloat("SUSPEND_FOR")
+        self.keepalive_pause = s.getfloat("KEEPALIVE_CLOSE_PAUSE")
         self._sessions: dict[str, list[float]] = {}  # key -> [start, pages, last fetch] of its continuous crawl
         self._admitted: Counter[str] = Counter()  # host -> new URLs admitted (the per-site cap)
         self.rng = random.Random()
@@ -304,6 +305,8 @@ class FrontierScheduler(BaseScheduler):
             self.frontier.release(key, now + interval.seconds)
             self._count_failure(key, urlparse_cached(request).hostname or "", observed)
             self._suspend_if_due(key, now)
+            if self.keepalive_pause and feedback.closed_keepalive(observed):
+                self._keepalive_closed(key, now)
         self._wake_at(self.frontier.next_due())
 
     def _suspend_if_due(self, key: str, now: float) -> None:
@@ -341,6 +344,15 @@ class FrontierScheduler(BaseScheduler):
     def _fetch_observed(self, request: Request, result: Any) -> None:
         if id(request) in self._handed:
             self._observed[id(request)] = result
+        elif self.keepalive_pause and feedback.closed_keepalive(result):
+            # robots.txt, fetched from inside a middleware: its closed connection counts too.
+            self._keepalive_closed(self._key_of_host(urlparse_cached(request).hostname or ""), self.clock())
+
+    def _keepalive_closed(self, key: str, now: float) -> None:
+        """The server closed keep-alive: rest the host (seed 004)."""
+        self.frontier.defer(key, now + self.keepalive_pause)
+        self.rules[key] = "keepalive"
+        self.stats.inc_value("frontier/keepalive_pauses")
 
     def _robots_fetched(self, host: str, status: int | None, crawl_delay: float | None = None,
                         duration: float | None = None) -> None:

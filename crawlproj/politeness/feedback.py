@@ -58,6 +58,14 @@ def failure_kind(result: Any) -> str | None:
     return None
 
 
+def closed_keepalive(result: Any) -> bool:
+    """The server closed the connection after this response (``Connection: close``, made
+    visible by :class:`~crawlproj.politeness.keepalive.KeepAliveAwareDownloadHandler`)."""
+    if not isinstance(result, Response):
+        return False
+    return b"close" in (result.headers.get(b"Connection") or b"").lower()
+
+
 def retry_after_seconds(value: str | bytes | None, now: float) -> float | None:
     """A Retry-After header as seconds from ``now`` (epoch seconds); None if absent or unreadable."""
     if value is None:

@@ -100,6 +100,13 @@ RETRY_BACKOFF_MAX = 300.0
 SUSPEND_AFTER_SECONDS = 1800.0
 SUSPEND_AFTER_PAGES = 0
 SUSPEND_FOR = 300.0
+#: Keep-alive (seed 004): connections are reused per host; when a server closes keep-alive
+#: (Connection: close), the host rests this many seconds. 0 turns it off.
+KEEPALIVE_CLOSE_PAUSE = 2.0
+DOWNLOAD_HANDLERS = {
+    "http": "crawlproj.politeness.keepalive.KeepAliveAwareDownloadHandler",
+    "https": "crawlproj.politeness.keepalive.KeepAliveAwareDownloadHandler",
+}
 #: At most this many requests in flight to one IP address across all its host names
 #: (seed 004: one server hosting many subdomains). 0: no cap.
 PER_IP_CONCURRENCY = 1
