@@ -20,6 +20,7 @@ added as a new :class:`HostSpec` kind plus a branch in :meth:`SandboxWeb.page`.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import random
 import re
 from collections import deque
@@ -371,6 +372,55 @@ class SandboxWeb:
                 if follow_nofollow or not link.nofollow:
                     queue.append((link.target, d + 1))
         return depth
+
+    def ideal_polite_fetches(self, seeds: list[str], interval: float, seconds: float, depth_limit: int = 15) -> int:
+        """Pages an ideal polite crawler fetches from ``seeds`` within ``seconds`` (a bound).
+
+        Fetches take no time and concurrency is unlimited; politeness is kept: a
+        host's first visit fetches its robots.txt, and each visit is ``interval``
+        after the last. Links are followed breadth-first within a host as they are
+        found, so the bound accounts for discovering hosts, not just visiting them.
+        """
+        index = {self.url(h, k): (h, k) for h in self.hosts for k in range(self.size(h))}
+        queues: dict[int, deque[tuple[str, int]]] = {}
+        turns: list[tuple[float, int]] = []  # (time of the host's next visit, host)
+        next_visit: dict[int, float] = {}
+        scheduled: set[int] = set()  # hosts with a visit in ``turns``
+        seen: set[str] = set()
+
+        def found(url: str, d: int, now: float) -> None:
+            if url in seen or url not in index:
+                return
+            seen.add(url)
+            h = index[url][0]
+            if h not in queues:  # a new host: robots.txt now, the first page one interval later
+                queues[h] = deque()
+                next_visit[h] = now + interval
+            queues[h].append((url, d))
+            if h not in scheduled:
+                scheduled.add(h)
+                heapq.heappush(turns, (max(next_visit[h], now), h))
+
+        for url in seeds:
+            found(url, 0, 0.0)
+        fetched = 0
+        while turns and turns[0][0] <= seconds:
+            now, h = heapq.heappop(turns)
+            scheduled.discard(h)
+            url, d = queues[h].popleft()
+            k = index[url][1]
+            if self.allowed(h, self.path(k)):
+                fetched += 1
+                next_visit[h] = now + interval
+                page = self.page(h, k)
+                if not page.meta_nofollow and d < depth_limit:
+                    for link in page.links:
+                        if not link.nofollow:
+                            found(link.target, d + 1, now)
+            if queues[h] and h not in scheduled:
+                scheduled.add(h)
+                heapq.heappush(turns, (next_visit[h], h))
+        return fetched
 
     def expected_pages(self, **kwargs: object) -> set[str]:
         """Pages a correct crawler stores (fetched and not meta noindex)."""
