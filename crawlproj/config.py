@@ -156,6 +156,7 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "WASEDA_MAX_DELAY_1": _number(float, 0),
     "WASEDA_MAX_DELAY_2": _number(float, 0),
     "WASEDA_WINDOW": _number(int, 1),
+    "WASEDA_MIN_BYTES": _number(int, 0),
     "BACKOFF_STATUSES": _int_list,
     "BACKOFF_DEFAULT": _number(float, 0),
     "BACKOFF_MAX": _number(float, 0),

@@ -14,7 +14,8 @@ robots_fetched = object()
 fetch_finished = object()
 
 #: A download produced a raw outcome, before retry/redirect middlewares act on it.
-#: Arguments: ``request``, ``result`` (a Response or an exception).
+#: Arguments: ``request``, ``result`` (a Response or an exception), ``seconds`` (the time
+#: the download handler took, or None).
 fetch_observed = object()
 
 #: A fetch attempt failed at the host (retries included). Arguments: ``host``,

@@ -14,6 +14,8 @@ def test_samples_count_line_errors_but_not_dns():
     assert sample(ConnectionLost(), 0.2) == (0, 0.2, True)
     assert sample(DownloadTimeoutError(), 30.0) == (0, 30.0, True)
     assert sample(DNSLookupError(), 0.1) is None
+    assert sample(Response("http://h/", body=b"x" * 100), 0.5, min_bytes=8192) is None  # latency, not speed
+    assert sample(ConnectionLost(), 0.2, min_bytes=8192) == (0, 0.2, True)  # errors always count
 
 
 def test_retry_after_in_seconds_or_as_a_date():

@@ -15,12 +15,12 @@ def gaps_by_host(records):
 
 
 def test_waseda_interval_rests_slow_and_erroring_hosts_longer(sandbox_factory, tmp_path):
-    # h0 fast and clean, h1 on an 8 kB/s line, h2 dropping 40% of connections halfway.
+    # 16 kB pages: h0 fast and clean, h1 on a 64 kB/s line, h2 dropping 40% of connections halfway.
     sandbox = sandbox_factory("--hosts", "3", "--pages", "10", "--no-robots-mix", "--cross-host", "0",
-                              "--host", "1:bandwidth=8000", "--host", "2:drop_rate=0.4")
+                              "--page-bytes", "16000", "--host", "1:bandwidth=64000", "--host", "2:drop_rate=0.4")
     _, result = crawl(sandbox, tmp_path, MIN_INTERVAL=0.05, INTERVAL_DURATION_FACTOR=0, RETRY_TIMES=6,
-                      RETRY_BACKOFF_BASE=0.02, WASEDA_TARGET_SPEED=16000, WASEDA_MAX_DELAY_1=0.4,
-                      WASEDA_MAX_DELAY_2=1.5)
+                      RETRY_BACKOFF_BASE=0.02, WASEDA_TARGET_SPEED=128000, WASEDA_MAX_DELAY_1=0.4,
+                      WASEDA_MAX_DELAY_2=1.5, WASEDA_MIN_BYTES=8000)
     records = sandbox.records()
     gaps = gaps_by_host(records)
     fast, slow = statistics.median(gaps["h0.sandbox.test"]), statistics.median(gaps["h1.sandbox.test"])

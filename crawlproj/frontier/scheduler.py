@@ -58,11 +58,12 @@ class FrontierScheduler(BaseScheduler):
         self.df = dupefilter
         self.policy = IntervalPolicy.from_settings(s)
         self.window_size = s.getint("WASEDA_WINDOW")
+        self.waseda_min_bytes = s.getint("WASEDA_MIN_BYTES")
         self.backoff_statuses = {int(x) for x in s.getlist("BACKOFF_STATUSES")}
         self.backoff_default = s.getfloat("BACKOFF_DEFAULT")
         self.backoff_max = s.getfloat("BACKOFF_MAX")
         self._windows: dict[str, HostWindow] = {}  # key -> its last fetches (Waseda)
-        self._observed: dict[int, Any] = {}  # id(request) -> raw outcome (FeedbackMiddleware)
+        self._observed: dict[int, tuple[Any, float | None]] = {}  # id(request) -> (raw outcome, handler seconds)
         self.rules: dict[str, str] = {}  # key -> the rule that set its current interval
         self.retry_base = s.getfloat("RETRY_BACKOFF_BASE")
         self.retry_max = s.getfloat("RETRY_BACKOFF_MAX")
@@ -287,10 +288,11 @@ class FrontierScheduler(BaseScheduler):
             rest = max(self.frontier.next_allowed.get(key, now), self._robots_rest.pop(key, now))
             self.frontier.release(key, rest)
         else:
-            duration = now - reached
-            observed = self._observed.pop(id(request), result)
+            observed, handler_seconds = self._observed.pop(id(request), (result, None))
+            # The handler's own time when known: the downloader's queues are not the server's doing.
+            duration = handler_seconds if handler_seconds is not None else now - reached
             window = self._windows.get(key)
-            fetch = feedback.sample(observed, duration)
+            fetch = feedback.sample(observed, duration, self.waseda_min_bytes)
             if fetch is not None:
                 if window is None:
                     window = self._windows[key] = HostWindow(self.window_size)
@@ -341,9 +343,9 @@ class FrontierScheduler(BaseScheduler):
             self.stats.inc_value("frontier/hosts_parked")
             logger.warning("host %s parked for %.0f s after %d failures in a row", key, self.park_for, failures)
 
-    def _fetch_observed(self, request: Request, result: Any) -> None:
+    def _fetch_observed(self, request: Request, result: Any, seconds: float | None = None) -> None:
         if id(request) in self._handed:
-            self._observed[id(request)] = result
+            self._observed[id(request)] = (result, seconds)
         elif self.keepalive_pause and feedback.closed_keepalive(result):
             # robots.txt, fetched from inside a middleware: its closed connection counts too.
             self._keepalive_closed(self._key_of_host(urlparse_cached(request).hostname or ""), self.clock())

@@ -10,6 +10,7 @@ host's Waseda window sample and back-off. Parsing ``Retry-After`` is pure.
 from __future__ import annotations
 
 import email.utils
+import time
 from collections.abc import Collection
 from typing import Any
 
@@ -35,10 +36,13 @@ LINE_ERRORS = (
 )
 
 
-def sample(result: Any, seconds: float) -> tuple[int, float, bool] | None:
+def sample(result: Any, seconds: float, min_bytes: int = 0) -> tuple[int, float, bool] | None:
     """(bytes, seconds, line error) of a fetch (a response or an exception), or None
-    when it says nothing about the line."""
+    when it says nothing about the line. A response smaller than ``min_bytes`` says
+    nothing about line speed: its time is latency, not transfer."""
     if isinstance(result, Response):
+        if len(result.body) < min_bytes:
+            return None
         return len(result.body), seconds, False
     if isinstance(result, LINE_ERRORS):
         return 0, seconds, True
@@ -101,15 +105,25 @@ class FeedbackMiddleware:
 
     def __init__(self, crawler: Any) -> None:
         self.crawler = crawler
+        self._started: dict[int, float] = {}  # id(request) -> when the handler got it
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> FeedbackMiddleware:
         return cls(crawler)
 
+    def process_request(self, request: Any, spider: Any = None) -> None:
+        self._started[id(request)] = time.monotonic()
+        return None
+
+    def _observed(self, request: Any, result: Any) -> None:
+        started = self._started.pop(id(request), None)
+        seconds = time.monotonic() - started if started is not None else None
+        self.crawler.signals.send_catch_log(fetch_observed, request=request, result=result, seconds=seconds)
+
     def process_response(self, request: Any, response: Response, spider: Any = None) -> Response:
-        self.crawler.signals.send_catch_log(fetch_observed, request=request, result=response)
+        self._observed(request, response)
         return response
 
     def process_exception(self, request: Any, exception: Exception, spider: Any = None) -> None:
-        self.crawler.signals.send_catch_log(fetch_observed, request=request, result=exception)
+        self._observed(request, exception)
         return None

@@ -84,6 +84,9 @@ WASEDA_TARGET_SPEED = 16384.0
 WASEDA_MAX_DELAY_1 = 10.0
 WASEDA_MAX_DELAY_2 = 30.0
 WASEDA_WINDOW = 10
+#: Responses smaller than this do not count toward the speed (their time is latency,
+#: not line speed); they still count for errors.
+WASEDA_MIN_BYTES = 8192
 #: A host answering one of these statuses rests for its Retry-After (seconds or an
 #: HTTP date), or BACKOFF_DEFAULT without one, never more than BACKOFF_MAX.
 BACKOFF_STATUSES = [429, 503]
