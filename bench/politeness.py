@@ -14,8 +14,10 @@ The bound is min(the CPU-bound rate, what politeness allows): the pages an
 ideal polite crawler fetches in SECONDS on the same web from the same seeds
 (fetches take no time, concurrency is unlimited, each host visits robots.txt
 first and then one page per interval; `SandboxWeb.ideal_polite_fetches`). With
-every host seeded that is hosts x SECONDS / interval; from one seed it counts
-the time discovery takes. Violations
+every host seeded that is hosts x (SECONDS / interval - 1) pages (the robots.txt
+visit comes first; a fetch at the closing instant cannot complete); from one
+seed it counts the time discovery takes. Pages are counted on the server's
+record within SECONDS of each crawl's first request. Violations
 come from the sandbox's server-side record (finish-to-arrival gaps below the
 interval, and hosts with two requests in progress). Prints one JSON line.
 """
@@ -55,7 +57,10 @@ def measure(sandbox: SandboxProcess, workdir: Path, seconds: float, interval: fl
     )
     if result.returncode != 0:
         raise SystemExit(f"crawl failed: {result.log[-2000:]}")
-    pages = sum(1 for r in sandbox.records() if r.path != "/robots.txt" and r.status == 200)
+    records = sandbox.records()
+    # The window is SECONDS from the crawl's first request, on the server's clock, for every crawler.
+    start = min((r.arrival for r in records), default=0.0)
+    pages = sum(1 for r in records if r.path != "/robots.txt" and r.status == 200 and r.arrival < start + seconds)
     report = sandbox.report(interval, basis="idle")
     return {"pages": pages, "pages_per_s": round(pages / seconds, 2), "violations": report["violations"],
             "min_gap": report["min_gap"], "max_concurrency": report["max_concurrency"]}

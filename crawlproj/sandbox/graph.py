@@ -374,7 +374,7 @@ class SandboxWeb:
         return depth
 
     def ideal_polite_fetches(self, seeds: list[str], interval: float, seconds: float, depth_limit: int = 15) -> int:
-        """Pages an ideal polite crawler fetches from ``seeds`` within ``seconds`` (a bound).
+        """Pages an ideal polite crawler fetches from ``seeds`` before ``seconds`` (a bound).
 
         Fetches take no time and concurrency is unlimited; politeness is kept: a
         host's first visit fetches its robots.txt, and each visit is ``interval``
@@ -404,7 +404,7 @@ class SandboxWeb:
         for url in seeds:
             found(url, 0, 0.0)
         fetched = 0
-        while turns and turns[0][0] <= seconds:
+        while turns and turns[0][0] < seconds:  # a fetch at the closing instant cannot complete
             now, h = heapq.heappop(turns)
             scheduled.discard(h)
             url, d = queues[h].popleft()
