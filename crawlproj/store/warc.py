@@ -1,0 +1,105 @@
+"""WARC/1.1 archive writer (warcio): request and response records, revisits, rotation.
+
+Each record is gzipped on its own, so any record can be read back from its
+file and offset alone (:func:`read_response`), and standard WARC tools open
+the files. A response whose payload digest was archived before is written as a
+``revisit`` record (profile identical-payload-digest) that points to the first
+capture, so exact duplicates cost a few hundred bytes. Files rotate once they
+pass ``max_bytes``.
+
+Not yet wired into the item pipeline (issue 5): the pages table will store the
+(file, offset) this writer returns.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from dataclasses import dataclass
+from io import BytesIO
+from typing import BinaryIO
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+PROFILE_IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+
+
+@dataclass(frozen=True)
+class Location:
+    file: str
+    offset: int
+    revisit_of: str | None = None  # WARC-Record-ID of the original capture, for a revisit
+
+
+def payload_digest(body: bytes) -> str:
+    return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")
+
+
+class WarcArchive:
+    """Appends captures to ``<directory>/<prefix>-NNNNN.warc.gz``, rotating at ``max_bytes``."""
+
+    def __init__(self, directory: str, prefix: str = "crawlproj", max_bytes: int = 1 << 30) -> None:
+        self.directory = directory
+        self.prefix = prefix
+        self.max_bytes = max_bytes
+        os.makedirs(directory, exist_ok=True)
+        self._index = len([f for f in os.listdir(directory) if f.startswith(prefix) and f.endswith(".warc.gz")])
+        self._fh: BinaryIO | None = None
+        self._writer: WARCWriter | None = None
+        self.path = ""
+        self.seen: dict[str, tuple[str, str, str]] = {}  # payload digest -> (record id, uri, date)
+
+    def _open(self) -> None:
+        self.close()
+        self._index += 1
+        self.path = os.path.join(self.directory, f"{self.prefix}-{self._index:05d}.warc.gz")
+        self._fh = open(self.path, "ab")
+        self._writer = WARCWriter(self._fh, gzip=True, warc_version="WARC/1.1")
+
+    def write(self, url: str, status: int, reason: str, headers: list[tuple[str, str]], body: bytes,
+              request_headers: list[tuple[str, str]] | None = None) -> Location:
+        """Archive one capture: its request, then its response (or a revisit record)."""
+        if self._fh is None or self._fh.tell() >= self.max_bytes:
+            self._open()
+        assert self._writer is not None and self._fh is not None
+        w = self._writer
+        digest = payload_digest(body)
+        http = StatusAndHeaders(f"{status} {reason}", headers, protocol="HTTP/1.1")
+        original = self.seen.get(digest)
+        offset = self._fh.tell()
+        if original is None:
+            record = w.create_warc_record(url, "response", payload=BytesIO(body), http_headers=http,
+                                          warc_headers_dict={"WARC-Payload-Digest": digest})
+        else:
+            record_id, uri, date = original
+            record = w.create_revisit_record(url, digest, uri, date, http_headers=http)
+            record.rec_headers.replace_header("WARC-Profile", PROFILE_IDENTICAL)
+            record.rec_headers.add_header("WARC-Refers-To", record_id)
+        w.write_record(record)
+        req_http = StatusAndHeaders(f"GET {url} HTTP/1.1", request_headers or [], protocol="HTTP/1.1",
+                                    is_http_request=True)
+        w.write_record(w.create_warc_record(url, "request", http_headers=req_http,
+                                            warc_headers_dict={"WARC-Concurrent-To": record.rec_headers.get_header(
+                                                "WARC-Record-ID")}))
+        self._fh.flush()
+        if original is None:
+            self.seen[digest] = (record.rec_headers.get_header("WARC-Record-ID"), url,
+                                 record.rec_headers.get_header("WARC-Date"))
+            return Location(self.path, offset)
+        return Location(self.path, offset, revisit_of=original[0])
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+        self._fh = self._writer = None
+
+
+def read_response(location: Location) -> tuple[str, str, bytes]:
+    """(record type, target URI, payload) of the record at ``location``."""
+    with open(location.file, "rb") as fh:
+        fh.seek(location.offset)
+        record = next(iter(ArchiveIterator(fh)))
+        return record.rec_type, record.rec_headers.get_header("WARC-Target-URI"), record.content_stream().read()

@@ -1,0 +1,58 @@
+"""WARC/1.1 archive: round trips through warcio, revisit records, rotation."""
+
+import random
+
+from warcio.archiveiterator import ArchiveIterator
+
+from crawlproj.store.warc import PROFILE_IDENTICAL, WarcArchive, payload_digest, read_response
+
+HEADERS = [("Content-Type", "text/html; charset=shift_jis")]
+
+
+def test_round_trip_revisit_and_random_access(tmp_path):
+    archive = WarcArchive(str(tmp_path))
+    body = "<html>日本語のページ</html>".encode("shift_jis")
+    first = archive.write("http://a.test/", 200, "OK", HEADERS, body)
+    other = archive.write("http://a.test/2", 200, "OK", HEADERS, b"<html>other</html>")
+    again = archive.write("http://b.test/copy", 200, "OK", HEADERS, body)  # an exact duplicate
+    archive.close()
+    assert first.revisit_of is None and again.revisit_of is not None
+    assert read_response(first) == ("response", "http://a.test/", body)
+    assert read_response(other)[2] == b"<html>other</html>"
+    assert read_response(again)[:2] == ("revisit", "http://b.test/copy")
+    # The whole file reads back with warcio: WARC/1.1, a request for each response.
+    with open(first.file, "rb") as fh:
+        records = list(ArchiveIterator(fh))
+    kinds = [r.rec_type for r in records]
+    assert kinds == ["response", "request", "response", "request", "revisit", "request"]
+    assert all(r.rec_headers.protocol == "WARC/1.1" for r in records)
+    revisit = records[4]
+    assert revisit.rec_headers.get_header("WARC-Profile") == PROFILE_IDENTICAL
+    assert revisit.rec_headers.get_header("WARC-Payload-Digest") == payload_digest(body)
+    assert revisit.rec_headers.get_header("WARC-Refers-To-Target-URI") == "http://a.test/"
+    assert records[0].rec_headers.get_header("WARC-Payload-Digest") == payload_digest(body)
+
+
+def test_files_rotate_at_the_size_limit(tmp_path):
+    bodies = [random.Random(i).randbytes(3000) for i in range(5)]  # incompressible: ~3 kB a record
+    archive = WarcArchive(str(tmp_path), max_bytes=2000)
+    locations = [archive.write(f"http://a.test/{i}", 200, "OK", HEADERS, body) for i, body in enumerate(bodies)]
+    archive.close()
+    assert len({loc.file for loc in locations}) == 5  # each file passed 2000 bytes after one capture
+    for loc, body in zip(locations, bodies):
+        assert read_response(loc)[2] == body
+
+
+def test_the_standard_warcio_checker_verifies_every_digest(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    archive = WarcArchive(str(tmp_path))
+    loc = archive.write("http://a.test/", 200, "OK", HEADERS, b"<html>x</html>")
+    archive.write("http://b.test/", 200, "OK", HEADERS, b"<html>x</html>")
+    archive.close()
+    checker = os.path.join(os.path.dirname(sys.executable), "warcio")
+    out = subprocess.run([checker, "check", "-v", loc.file], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count("digest pass") == 3 and "fail" not in out.stdout  # response and two requests
