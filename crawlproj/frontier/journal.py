@@ -28,8 +28,15 @@ from typing import Any
 
 import numpy as np
 
-_FRAME = struct.Struct("<I")
+# Frame: body length, then the record's fingerprint and dont_filter flag, readable without
+# unpickling the body (the first pass of a replay reads only these).
+_FRAME = struct.Struct("<IQ?")
 Record = tuple[int, bool, str, int, Any]  # (fingerprint, dont_filter, host, level, entry)
+
+
+def _frame(record: Record) -> bytes:
+    body = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+    return _FRAME.pack(len(body), record[0], record[1]) + body
 
 
 def fingerprint(url_key: str) -> int:
@@ -61,7 +68,7 @@ class FrontierJournal:
                 head = fh.read(_FRAME.size)
                 if len(head) < _FRAME.size:
                     break
-                (length,) = _FRAME.unpack(head)
+                length = _FRAME.unpack(head)[0]
                 body = fh.read(length)
                 if len(body) < length:
                     break
@@ -74,6 +81,22 @@ class FrontierJournal:
         if good != os.path.getsize(self.enqueued_path):
             with open(self.enqueued_path, "r+b") as fh:
                 fh.truncate(good)
+
+    def _requeued(self) -> set[int]:
+        """Fingerprints logged with ``dont_filter`` (retries, requeues), from the frame heads alone."""
+        if not os.path.exists(self.enqueued_path):
+            return set()
+        found: set[int] = set()
+        size = os.path.getsize(self.enqueued_path)
+        with open(self.enqueued_path, "rb") as fh:
+            while len(head := fh.read(_FRAME.size)) == _FRAME.size:
+                length, fp, dont_filter = _FRAME.unpack(head)
+                if fh.tell() + length > size:
+                    break  # a torn tail (the full pass cuts it off)
+                if dont_filter:
+                    found.add(fp)
+                fh.seek(length, os.SEEK_CUR)
+        return found
 
     def _completed_set(self) -> np.ndarray:
         if not os.path.exists(self.completed_path):
@@ -90,7 +113,7 @@ class FrontierJournal:
         ``dont_filter``) is yielded once.
         """
         completed = self._completed_set()
-        requeued: set[int] = {r[0] for r in self._read_records() if r[1]}
+        requeued = self._requeued()
         yielded: set[int] = set()
         pending: list[Record] = []
 
@@ -123,8 +146,7 @@ class FrontierJournal:
         self._completed = open(self.completed_path, "ab")
 
     def append(self, record: Record) -> None:
-        body = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
-        self._enqueued.write(_FRAME.pack(len(body)) + body)
+        self._enqueued.write(_frame(record))
         self.enqueued += 1
 
     def complete(self, fingerprints: Iterable[int]) -> None:
@@ -153,8 +175,7 @@ class FrontierJournal:
         count = 0
         with open(tmp, "wb") as fh:
             for record in pending:
-                body = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
-                fh.write(_FRAME.pack(len(body)) + body)
+                fh.write(_frame(record))
                 count += 1
         checkpoint()
         os.replace(tmp, self.enqueued_path)
