@@ -8,22 +8,14 @@ from collections import Counter
 
 import pytest
 
+from crawlproj.sandbox import harness
 from crawlproj.sandbox.harness import PROJECT_DIR, run_crawl
 
 INTERVAL = 0.05
 
 
 def crawl_sandbox(sandbox, tmp_path, spider="web", args=None, **settings):
-    db = tmp_path / "crawl.db"
-    result = run_crawl(
-        spider,
-        tmp_path,
-        args=args if args is not None else {"seeds": sandbox.seeds_file},
-        settings={"HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{db}",
-                  "MIN_INTERVAL": INTERVAL, **settings},
-    )
-    assert result.returncode == 0, result.log[-3000:]
-    return sqlite3.connect(db), result
+    return harness.crawl_sandbox(sandbox, tmp_path, spider, args, **{"MIN_INTERVAL": INTERVAL, **settings})
 
 
 def test_web_crawl_stores_every_reachable_page_once_and_the_exact_link_graph(sandbox_factory, tmp_path):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 import os
 import random
-from collections import Counter
 import tempfile
 import time
+from collections import Counter
 from typing import Any
 
 from scrapy import Request, Spider
@@ -97,7 +97,7 @@ class FrontierScheduler(BaseScheduler):
             bias=s.getfloat("FRONTIER_BIAS"),
             **extra,
         )
-        self.frontier.group_cap = s.getint("PER_IP_CONCURRENCY")
+        self.frontier.group_cap = self.per_ip
         self.prioritizer = load_object(s.get("FRONTIER_PRIORITIZER"))(levels)
         self.key_mode = s.get("FRONTIER_KEY")
         self._ips: dict[str, str] = {}  # FRONTIER_KEY = "ip": host -> address (or the host, if unresolvable)
@@ -323,9 +323,7 @@ class FrontierScheduler(BaseScheduler):
         session[2] = now
         if (after_seconds and now - session[0] >= after_seconds) or (after_pages and session[1] >= after_pages):
             del self._sessions[key]
-            self.frontier.defer(key, now + self.suspend_for)
-            self.rules[key] = "suspended"
-            self.stats.inc_value("frontier/suspensions")
+            self._hold(key, now + self.suspend_for, "suspended", "frontier/suspensions")
 
     def _count_failure(self, key: str, host: str, observed: Any) -> None:
         """Count a failed attempt for its host; park a key whose last ``HOST_PARK_AFTER`` all failed."""
@@ -338,9 +336,7 @@ class FrontierScheduler(BaseScheduler):
         failures = self._failures[key] = self._failures.get(key, 0) + 1
         if self.park_after and failures >= self.park_after:
             self._failures.pop(key)
-            self.frontier.defer(key, self.clock() + self.park_for)
-            self.rules[key] = "parked"
-            self.stats.inc_value("frontier/hosts_parked")
+            self._hold(key, self.clock() + self.park_for, "parked", "frontier/hosts_parked")
             logger.warning("host %s parked for %.0f s after %d failures in a row", key, self.park_for, failures)
 
     def _fetch_observed(self, request: Request, result: Any, seconds: float | None = None) -> None:
@@ -352,9 +348,13 @@ class FrontierScheduler(BaseScheduler):
 
     def _keepalive_closed(self, key: str, now: float) -> None:
         """The server closed keep-alive: rest the host (seed 004)."""
-        self.frontier.defer(key, now + self.keepalive_pause)
-        self.rules[key] = "keepalive"
-        self.stats.inc_value("frontier/keepalive_pauses")
+        self._hold(key, now + self.keepalive_pause, "keepalive", "frontier/keepalive_pauses")
+
+    def _hold(self, key: str, until: float, rule: str, stat: str) -> None:
+        """Keep ``key`` back until ``until`` beyond its interval, and say why (rule and stat)."""
+        self.frontier.defer(key, until)
+        self.rules[key] = rule
+        self.stats.inc_value(stat)
 
     def _robots_fetched(self, host: str, status: int | None, crawl_delay: float | None = None,
                         duration: float | None = None) -> None:

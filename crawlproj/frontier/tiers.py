@@ -207,15 +207,12 @@ class TwoTierFrontier:
         ):
             key, level, entry = self._pull_front()
             queue = self.back.get(key)
-            if queue is not None:
-                queue.append((level, entry))
-                self._back_len += 1
-                continue
-            queue = self.back[key] = LeveledQueue(self.queue_factory, f"back:{key}")
+            if queue is None:  # a newly active key
+                queue = self.back[key] = LeveledQueue(self.queue_factory, f"back:{key}")
+                if key not in self.in_flight:
+                    self._schedule(key, self.next_allowed.get(key, 0.0))
             queue.append((level, entry))
             self._back_len += 1
-            if key not in self.in_flight:
-                self._schedule(key, self.next_allowed.get(key, 0.0))
 
     def _pull_front(self) -> tuple[Hashable, int, Any]:
         candidates = [i for i, q in enumerate(self.front) if len(q)]

@@ -99,13 +99,12 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
                 resp = await self.crawler.engine.download_async(robotsreq)
                 await self._parse_robots(resp, netloc, request)
             except IgnoreRequest as exc:
-                if "redirect" not in str(exc):
+                if "redirect" in str(exc):  # more than 5 redirects: RFC 9309 "unavailable", like a 4xx
+                    logger.info("robots.txt of %s: %s; treated as unavailable (allow all)", netloc, exc)
+                    await self._parse_robots(Response(robotsreq.url, status=404, request=robotsreq), netloc, request)
+                else:  # refused by a middleware (address safety): as good as unreachable
                     logger.info("robots.txt of %s refused (%s): host disallowed", netloc, exc)
                     self._robots_error(exc, netloc)
-                    return await self.robot_parser(request)
-                # More than 5 redirects: RFC 9309 "unavailable", like a 4xx.
-                logger.info("robots.txt of %s: %s; treated as unavailable (allow all)", netloc, exc)
-                await self._parse_robots(Response(robotsreq.url, status=404, request=robotsreq), netloc, request)
             except Exception as exc:  # noqa: BLE001 - any failure means "unreachable"
                 logger.info("robots.txt of %s unreachable (%s): host disallowed", netloc, exc)
                 self._robots_error(exc, netloc)
