@@ -140,3 +140,4 @@ def test_group_cap_limits_keys_in_flight_per_group():
     f.release(first[0][0], 0.0)
     assert f.pop(0.0) is not None  # a waiting key of the group goes
     assert f.pop(0.0) is None
+

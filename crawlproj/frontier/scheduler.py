@@ -65,6 +65,7 @@ class FrontierScheduler(BaseScheduler):
         self._windows: dict[str, HostWindow] = {}  # key -> its last fetches (Waseda)
         self._observed: dict[int, tuple[Any, float | None]] = {}  # id(request) -> (raw outcome, handler seconds)
         self.rules: dict[str, str] = {}  # key -> the rule that set its current interval
+        self._rules_published: set[str] = set()
         self.retry_base = s.getfloat("RETRY_BACKOFF_BASE")
         self.retry_max = s.getfloat("RETRY_BACKOFF_MAX")
         self.park_after = s.getint("HOST_PARK_AFTER")
@@ -395,6 +396,8 @@ class FrontierScheduler(BaseScheduler):
         self.stats.set_value("frontier/active_keys", len(f.back))
         self.stats.set_value("frontier/in_flight", len(f.in_flight))
         self.stats.set_value("frontier/due_keys", f.due_keys(now))
-        for rule, hosts in Counter(self.rules.values()).items():
-            self.stats.set_value(f"frontier/hosts_by_rule/{rule}", hosts)
+        by_rule = Counter(self.rules.values())
+        self._rules_published.update(by_rule)
+        for rule in self._rules_published:  # a rule no host follows any more reads 0, not its last count
+            self.stats.set_value(f"frontier/hosts_by_rule/{rule}", by_rule[rule])
         self.stats.set_value("frontier/next_due_in", round(max(0.0, due - now), 3) if due is not None else None)
