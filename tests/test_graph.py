@@ -65,3 +65,33 @@ def test_ideal_polite_crawler_bound():
     linked = SandboxWeb(SandboxConfig(hosts=20, pages=30, robots_mix=False, cross_host=0.5, japanese=False))
     one_seed = linked.ideal_polite_fetches(linked.seeds()[:1], 5.0, 60.0)
     assert 11 < one_seed < 20 * 11  # discovery takes time
+
+
+def test_content_families_give_labelled_near_duplicates_mirrors_and_templates():
+    from crawlproj.content.near_duplicates import jaccard, shingles
+    from parsel import Selector
+
+    from crawlproj.content.extract import title_and_text
+    from crawlproj.sandbox.graph import VARIANT_EDITS
+
+    web = SandboxWeb(SandboxConfig(hosts=20, pages=20, content_mix=True, robots_mix=False))
+    kinds = {i: (s.content, s.mirror_of) for i, s in enumerate(web.specs) if s.content}
+    assert kinds[2] == ("variants", -1) and kinds[7] == ("variants", -1) and web.specs[7].japanese
+    assert kinds[3] == ("mirror", 2) and kinds[8] == ("mirror", 7) and kinds[0][0] == kinds[10][0] == "template"
+    # Members 0 and 1 of a family are byte-identical; later members drift away as more words are edited.
+    for host in (2, 7):
+        assert web.render(host, 1)[0] == web.render(host, 2)[0]
+        base = shingles(web.main_text(host, 1))
+        similarity = [jaccard(base, shingles(web.main_text(host, 1 + m))) for m in range(len(VARIANT_EDITS))]
+        assert similarity[:2] == [1.0, 1.0] and similarity[-1] < 0.3
+        assert all(a >= b for a, b in zip(similarity, similarity[1:])), similarity
+    # A mirror has its original's pages and text under its own name (and its own charset).
+    assert web.size(8) == web.size(7) and web.main_text(8, 5) == web.main_text(7, 5)
+    assert web.render(8, 5)[0] != web.render(7, 5)[0] and web.page(8, 0).links[0].target.startswith(web.origin(8))
+    # Template hosts share most of their bytes but not their main text.
+    a, b = web.render(0, 4)[0], web.render(10, 4)[0]
+    visible = [title_and_text(Selector(text=body.decode()))[1] for body in (a, b)]
+    assert len(a) > 20_000 and jaccard(shingles(visible[0]), shingles(visible[1])) > 0.8
+    assert jaccard(shingles(web.main_text(0, 4)), shingles(web.main_text(10, 4))) < 0.05
+    # Every page of the families is reachable.
+    assert len(web.expected_crawl()) >= 0.95 * sum(web.size(h) for h in web.hosts)

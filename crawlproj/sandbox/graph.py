@@ -15,6 +15,13 @@ every page is within ``log2(pages)`` hops of its host's root.
 
 New page families (traps, near-duplicates, changing pages, JS-only pages) are
 added as a new :class:`HostSpec` kind plus a branch in :meth:`SandboxWeb.page`.
+
+Content families (``content_mix``) give the near-duplicate pipeline labelled
+ground truth: ``variants`` hosts hold families of a page and copies with a
+known fraction of words edited (an exact byte copy among them), ``mirror``
+hosts serve another host's pages under their own name (and charset), and
+``template`` hosts share one heavy layout (header, navigation, sidebar,
+footer) around distinct main text. English and Japanese variants of each.
 """
 
 from __future__ import annotations
@@ -67,6 +74,8 @@ class HostSpec:
     japanese: bool = False
     charset_in_header: bool = True
     crawl_delay: float = 1.0  # used by the crawl_delay robots variant
+    content: str = ""  # "" | "template" (shared layout) | "variants" (near-duplicate families) | "mirror"
+    mirror_of: int = -1  # the host a "mirror" host copies
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,7 @@ class SandboxConfig:
     crawl_delay: float = 1.0  # Crawl-delay of the crawl_delay robots variant
     japanese: bool = True  # every 10th host (i % 10 in 7, 8, 9) serves Japanese text
     special_pages: bool = True  # base href, <area>, <link rel=next>, meta robots pages
+    content_mix: bool = False  # content families by i % 10: 0, 1, 9 template; 2, 7 variants; 3, 8 mirror
     seed: int = 1
     overrides: tuple[tuple[int, HostSpec], ...] = ()  # (host index, spec) pairs
 
@@ -116,6 +126,7 @@ class Page:
     meta_nofollow: bool = False
     meta_noindex: bool = False
     base_href: str | None = None
+    family: tuple[int, int] | None = None  # (host, family) of a page of a variants host
 
 
 @dataclass
@@ -130,6 +141,9 @@ class SandboxWeb:
         self._sizes = _host_sizes(cfg.hosts, cfg.pages, cfg.power_law)
         overrides = dict(cfg.overrides)
         self.specs: list[HostSpec] = [overrides.get(i) or self._default_spec(i) for i in range(cfg.hosts)]
+        for i, spec in enumerate(self.specs):
+            if spec.content == "mirror":  # a mirror has exactly its original's pages
+                self._sizes[i] = self._sizes[spec.mirror_of]
         self.page = lru_cache(maxsize=20000)(self._page)  # type: ignore[method-assign]
 
     # -- hosts -----------------------------------------------------------
@@ -146,6 +160,8 @@ class SandboxWeb:
             # Alternate header-declared and <meta>-only charsets between decades of hosts.
             charset_in_header=(i // 10) % 2 == 0,
             crawl_delay=cfg.crawl_delay,
+            content=_CONTENT_MIX.get(i % 10, "") if cfg.content_mix else "",
+            mirror_of=i - 1 if cfg.content_mix and i % 10 in (3, 8) else -1,
         )
 
     def host_name(self, i: int) -> str:
@@ -252,12 +268,19 @@ class SandboxWeb:
     # -- pages -----------------------------------------------------------
     def _page(self, host: int, k: int) -> Page:
         cfg, spec = self.config, self.specs[host]
+        if spec.content == "mirror":
+            return self._mirror_page(host, k)
+        if spec.content == "variants" and k > 0:
+            return self._variant_page(host, k)
         rng = random.Random(f"{cfg.seed}:{host}:{k}")
         size = self.size(host)
         words = _JA_WORDS if spec.japanese else _EN_WORDS
         links: list[Link] = []
+        if spec.content == "variants":  # the root is an index of every page of the host
+            for child in range(1, size):
+                links.append(Link(self.url(host, child), self._anchor(rng, words)))
         for child in (2 * k + 1, 2 * k + 2):
-            if child < size:
+            if child < size and spec.content != "variants":
                 links.append(Link(self.url(host, child), self._anchor(rng, words)))
         for _ in range(cfg.out_links):
             if cfg.hosts > 1 and rng.random() < cfg.cross_host:
@@ -288,6 +311,38 @@ class SandboxWeb:
             base_href=self.origin(host) + "/p/" if special and k == 0 and host % 4 == 1 else None,
         )
 
+    def _variant_page(self, host: int, k: int) -> Page:
+        """Page k > 0 of a variants host: member ``(k - 1) % len(VARIANT_EDITS)`` of family
+        ``(k - 1) // len(VARIANT_EDITS)``, the family's text with that share of words edited.
+        Members 0 and 1 are byte-identical; every member links only back to the root."""
+        spec = self.specs[host]
+        family, member = divmod(k - 1, len(VARIANT_EDITS))
+        words = _JA_WORDS if spec.japanese else _EN_WORDS
+        base_rng = random.Random(f"{self.config.seed}:{host}:family:{family}")
+        tokens = [base_rng.choice(words) for _ in range(max(40, self.config.page_bytes // (8 if spec.japanese else 7)))]
+        edit_rng = random.Random(f"{self.config.seed}:{host}:{k}:edit")
+        for i in edit_rng.sample(range(len(tokens)), round(VARIANT_EDITS[member] * len(tokens))):
+            tokens[i] = edit_rng.choice([w for w in words if w != tokens[i]])
+        title = f"記事 {family}" if spec.japanese else f"Article {family}"
+        return Page(host=host, index=k, url=self.url(host, k), path=self.path(k), title=title,
+                    text=("" if spec.japanese else " ").join(tokens), links=(Link(self.url(host, 0), title),),
+                    family=(host, family))
+
+    def _mirror_page(self, host: int, k: int) -> Page:
+        """The mirrored host's page k under this host's name: same text, links moved to this host."""
+        original = self.specs[host].mirror_of
+        page = self.page(original, k)
+        src, dst = self.origin(original) + "/", self.origin(host) + "/"
+        links = tuple(replace(link, target=dst + link.target[len(src):]) if link.target.startswith(src) else link
+                      for link in page.links)
+        base = dst + page.base_href[len(src):] if page.base_href else None
+        return replace(page, host=host, url=self.url(host, k), links=links, base_href=base)
+
+    def main_text(self, host: int, k: int) -> str:
+        """What a main-text extractor should find on the page: its title and text (ground truth)."""
+        page = self.page(host, k)
+        return f"{page.title} {page.text}"
+
     @staticmethod
     def _anchor(rng: random.Random, words: tuple[str, ...] | list[str]) -> str:
         return " ".join(rng.choice(words) for _ in range(rng.randint(1, 3)))
@@ -303,7 +358,16 @@ class SandboxWeb:
         robots = [d for d, on in (("nofollow", page.meta_nofollow), ("noindex", page.meta_noindex)) if on]
         if robots:
             head.append(f'<meta name="robots" content="{", ".join(robots)}">')
+        template = spec.content == "template" or (
+            spec.content == "mirror" and self.specs[spec.mirror_of].content == "template")
         body = [f"<h1>{page.title}</h1>", f"<p>{page.text}</p>", "<ul>"]
+        if template:
+            before, after = ('<div id="content"><div class="entry">', "</div></div>") if spec.japanese else (
+                "<main><article>", "</article></main>")
+            body = [_template(spec.japanese)[0], before, *body[:2], after,
+                    '<div class="related"><h2>Related</h2>', "<ul>"]
+        if spec.content == "mirror":
+            body.insert(0, f'<div class="banner">mirror of {self.host_name(spec.mirror_of)}</div>')
         area = []
         for link in page.links:
             href = self._href(page, link.target)
@@ -317,6 +381,8 @@ class SandboxWeb:
         body.append("</ul>")
         if area:
             body.append('<img src="/map.png" usemap="#m" alt=""><map name="m">' + "".join(area) + "</map>")
+        if template:
+            body += ["</div>", _template(spec.japanese)[1]]
         html = (
             "<!DOCTYPE html>\n<html><head>" + "".join(head) + "</head>\n<body>" + "\n".join(body) + "</body></html>\n"
         )
@@ -431,6 +497,35 @@ class SandboxWeb:
         """(source, target) pairs of every link on ``pages``."""
         index = {self.url(h, k): (h, k) for h in self.hosts for k in range(self.size(h))}
         return {(u, link.target) for u in pages for link in self.page(*index[u]).links}
+
+
+_CONTENT_MIX = {0: "template", 1: "template", 9: "template", 2: "variants", 7: "variants", 3: "mirror", 8: "mirror"}
+#: share of words edited in each member of a near-duplicate family (members 0 and 1 are identical)
+VARIANT_EDITS = (0.0, 0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.3)
+
+
+@lru_cache(maxsize=2)
+def _template(japanese: bool) -> tuple[str, str]:
+    """The layout every template host shares (one per language): what goes before the main
+    content (header, navigation, sidebar) and after it (footer). About 25 KB of boilerplate,
+    several times the main text, so pages look alike unless the main text is extracted."""
+    rng = random.Random(f"template:{japanese}")
+    words = _JA_WORDS if japanese else _EN_WORDS
+    sep = "" if japanese else " "
+
+    def prose(n: int) -> str:
+        return sep.join(rng.choice(words) for _ in range(n))
+
+    nav = "".join(f'<li><a href="/p/{i}.html">{prose(3)}</a></li>' for i in range(1, 60))
+    side = "".join(f"<p>{prose(60)}</p>" for _ in range(20))
+    foot = "".join(f"<p>{prose(50)}</p>" for _ in range(24))
+    if japanese:  # the older style common on Japanese sites: <div> soup, the roles only in ids and classes
+        before = (f'<div id="header"><div class="logo">{prose(4)}</div><p class="tagline">{prose(20)}</p></div>'
+                  f'<div id="globalnav"><ul>{nav}</ul></div><div id="sidebar">{side}</div>')
+        return before, f'<div id="footer">{foot}<p class="copyright">(c) {prose(6)}</p></div>'
+    before = (f'<header class="site-header"><div class="logo">{prose(4)}</div><p class="tagline">{prose(20)}</p>'
+              f'</header><nav class="menu"><ul>{nav}</ul></nav><aside class="sidebar">{side}</aside>')
+    return before, f'<footer class="site-footer">{foot}<p class="copyright">(c) {prose(6)}</p></footer>'
 
 
 @lru_cache(maxsize=64)

@@ -180,6 +180,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--crawl-delay", type=float, default=d.crawl_delay, help="Crawl-delay of crawl_delay hosts")
     parser.add_argument("--no-robots-mix", action="store_true", help="every host allows everything")
     parser.add_argument("--no-japanese", action="store_true", help="no Japanese hosts")
+    parser.add_argument("--content-mix", action="store_true",
+                        help="content families: template, near-duplicate variants and mirror hosts")
     parser.add_argument("--seed", type=int, default=d.seed, help="random seed of the generated web")
     parser.add_argument(
         "--host", action="append", default=[], metavar="I:KEY=V,...",
@@ -195,7 +197,7 @@ def config_from_args(args: argparse.Namespace) -> SandboxConfig:
         hosts=args.hosts, pages=args.pages, power_law=args.power_law, out_links=args.out_links,
         cross_host=args.cross_host, page_bytes=args.page_bytes, latency=args.latency,
         bandwidth=args.bandwidth, error_rate=args.error_rate, robots_mix=not args.no_robots_mix,
-        japanese=not args.no_japanese, seed=args.seed, crawl_delay=args.crawl_delay,
+        japanese=not args.no_japanese, content_mix=args.content_mix, seed=args.seed, crawl_delay=args.crawl_delay,
     )
     overrides = []
     probe = SandboxWeb(dataclasses.replace(base, overrides=()))
