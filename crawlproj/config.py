@@ -35,6 +35,12 @@ def _number(kind: type, low: float, inclusive: bool = True) -> Callable[[BaseSet
     return check
 
 
+def _fraction(settings: BaseSettings, name: str) -> None:
+    _number(float, 0, inclusive=False)(settings, name)
+    if float(settings.get(name)) >= 1:
+        raise SettingsError(name, settings.get(name), "must be < 1")
+
+
 def _string_list(settings: BaseSettings, name: str) -> None:
     raw = settings.get(name)
     try:
@@ -185,6 +191,14 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "STORE_URI": _store_uri,
     "STORE_BATCH_SIZE": _number(int, 1),
     "STORE_FLUSH_INTERVAL": _number(float, 0, inclusive=False),
+    "NEAR_DUPLICATES_ENABLED": _boolean,
+    "NEAR_DUPLICATES_THRESHOLD": _fraction,
+    "NEAR_DUPLICATES_NUM_PERM": _number(int, 16),
+    "NEAR_DUPLICATES_MIN_SHINGLES": _number(int, 1),
+    "NEAR_DUPLICATES_KEEP_CONTENT": _boolean,
+    "WARC_ENABLED": _boolean,
+    "WARC_PREFIX": _non_empty,
+    "WARC_MAX_BYTES": _number(int, 4096),
 }
 
 

@@ -7,7 +7,12 @@ from dataclasses import dataclass, field
 
 @dataclass
 class PageItem:
-    """One fetched URL. ``links`` are (target, anchor, nofollow) triples."""
+    """One fetched URL. ``links`` are (target, anchor, nofollow) triples.
+
+    The spider fills in the fetch; the content pipeline fills in ``duplicate_of``
+    (the canonical page, for an exact or near duplicate), the archive pipeline
+    ``warc_file`` and ``warc_offset``. The store drops ``body`` once written.
+    """
 
     url: str
     final_url: str
@@ -24,6 +29,14 @@ class PageItem:
     depth: int
     ip: str | None = None
     links: list[tuple[str, str, bool]] = field(default_factory=list)
+    body: bytes = b""
+    response_headers: list[tuple[str, str]] = field(default_factory=list)
+    request_headers: list[tuple[str, str]] = field(default_factory=list)
+    duplicate_of: str | None = None
+    duplicate_kind: str | None = None  # "exact" | "near"
+    jaccard: float | None = None  # estimated, against duplicate_of
+    warc_file: str | None = None
+    warc_offset: int | None = None
 
 
 @dataclass

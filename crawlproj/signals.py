@@ -21,3 +21,8 @@ fetch_observed = object()
 #: A fetch attempt failed at the host (retries included). Arguments: ``host``,
 #: ``kind`` (dns | timeout | connection | http_5xx). The store counts them per host.
 host_error = object()
+
+#: The store is about to commit a batch. No arguments. Components that keep state the
+#: stored pages refer to (the near-duplicate index) commit theirs first, so a kill -9
+#: can never leave a stored page pointing at a canonical page the index forgot.
+store_committing = object()

@@ -54,3 +54,14 @@ def test_malformed_html_still_yields_links():
     urls = {f.url for f in found if isinstance(f, ExtractedLink)}
     assert {"http://h.test/x", "http://h.test/y"} <= urls
     assert any(isinstance(f, InvalidURL) for f in found)
+
+
+def test_main_text_survives_bad_input():
+    from crawlproj.content.main_text import main_text
+
+    assert main_text(b"") == ""
+    assert "broken" in main_text(b"<html><body><div><p>broken <b>markup<i></div></span>", "utf-8")
+    assert isinstance(main_text(bytes(range(256)) * 40, "utf-8"), str)  # binary served as HTML
+    assert "x" in main_text(b"<p>x</p>", "no-such-charset")  # falls back to detection
+    sjis = "<html><head><title>表題</title></head><body><p>日本語の本文です</p></body></html>".encode("shift_jis")
+    assert "日本語の本文です" in main_text(sjis, "shift_jis") and main_text(sjis, "shift_jis").startswith("表題")

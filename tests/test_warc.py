@@ -56,3 +56,21 @@ def test_the_standard_warcio_checker_verifies_every_digest(tmp_path):
     out = subprocess.run([checker, "check", "-v", loc.file], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count("digest pass") == 3 and "fail" not in out.stdout  # response and two requests
+
+
+def test_revisits_point_to_the_first_capture_across_restarts_and_torn_digest_lines(tmp_path):
+    first = WarcArchive(str(tmp_path))
+    original = first.write("http://a.test/", 200, "OK", HEADERS, b"<html>same</html>")
+    first.close()
+    with open(tmp_path / "crawlproj.digests", "a") as fh:
+        fh.write("sha1:TORN\tpartial")  # a kill -9 in the middle of a line
+    second = WarcArchive(str(tmp_path))
+    revisit = second.write("http://b.test/", 200, "OK", HEADERS, b"<html>same</html>")
+    second.close()
+    assert revisit.file != original.file  # a restart starts a new file; the old one is never appended to
+    assert read_response(revisit)[:2] == ("revisit", "http://b.test/")
+    with open(revisit.file, "rb") as fh:
+        fh.seek(revisit.offset)
+        record = next(iter(ArchiveIterator(fh)))
+        assert record.rec_headers.get_header("WARC-Refers-To-Target-URI") == "http://a.test/"
+        assert record.rec_headers.get_header("WARC-Refers-To") == revisit.revisit_of

@@ -1,1 +1,1 @@
-"""crawlproj's Scrapy commands (COMMANDS_MODULE): ``scrapy sandbox``, ``scrapy demo``."""
+"""crawlproj's Scrapy commands (COMMANDS_MODULE): ``scrapy sandbox``, ``scrapy demo``, ``scrapy mirrors``."""

@@ -8,10 +8,11 @@
   run as one matrix operation per page: no Python call per shingle.
 * :class:`NearDuplicateIndex` answers "which stored page is this a copy of":
   first by content hash (exact), then by MinHashLSH (``threshold``), and keeps
-  the estimated Jaccard of the match.
+  the estimated Jaccard of the match. Its entries persist through a small
+  storage interface (:mod:`crawlproj.content.index_storage`).
 
-The item pipeline (the Scrapy adapter) and the persistent index are still to
-come (issue 5); extraction of the main text comes first there.
+Texts are main texts (:mod:`crawlproj.content.main_text`); the Scrapy adapter
+is :mod:`crawlproj.content.pipeline`.
 """
 
 from __future__ import annotations
@@ -21,84 +22,136 @@ import re
 import unicodedata
 import zlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from datasketch import MinHash, MinHashLSH
+from datasketch import LeanMinHash, MinHash, MinHashLSH
+
+if TYPE_CHECKING:
+    from .index_storage import IndexStorage
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
+#: Characters looked at to decide a page's script: enough to judge, and no cost on long pages.
+_SCRIPT_SAMPLE = 4000
+
+
 def is_cjk(text: str, share: float = 0.3) -> bool:
     """Whether at least ``share`` of the non-space characters are CJK (kana or kanji)."""
-    letters = _SPACE.sub("", text)
+    letters = "".join(text[:_SCRIPT_SAMPLE].split())
     return bool(letters) and len(_CJK.findall(letters)) / len(letters) >= share
 
 
 def normalise(text: str) -> str:
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+def _tokens(text: str) -> tuple[list[str], bool]:
+    """(tokens, cjk) of normalised text: its characters for CJK text, its words otherwise."""
+    if is_cjk(text):
+        return list(text.replace(" ", "")), True
+    return _WORD.findall(text), False
 
 
 def shingles(text: str, word_n: int = 5, char_n: int = 5) -> set[str]:
     """The page's shingles: character n-grams for CJK text, word n-grams otherwise."""
-    text = normalise(text)
-    if is_cjk(text):
-        chars = _SPACE.sub("", text)
-        if len(chars) <= char_n:
-            return {chars} if chars else set()
-        return {chars[i : i + char_n] for i in range(len(chars) - char_n + 1)}
-    words = _WORD.findall(text)
-    if len(words) <= word_n:
-        return {" ".join(words)} if words else set()
-    return {" ".join(words[i : i + word_n]) for i in range(len(words) - word_n + 1)}
+    tokens, cjk = _tokens(normalise(text))
+    n, sep = (char_n, "") if cjk else (word_n, " ")
+    if len(tokens) <= n:
+        return {sep.join(tokens)} if tokens else set()
+    return {sep.join(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
 
 
-_PRIME = np.uint64((1 << 61) - 1)
+_SHIFT = np.uint64(32)
 _MAX_HASH = np.uint64((1 << 32) - 1)
 _ROLL = np.uint64(1_000_003)
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: multiply-shift takes the well-mixed top 32 bits
+_BASE = 0x100000001B3  # odd, so invertible modulo 2^64
+_powers = np.ones(1, dtype=np.uint64)
+_inverse_powers = np.ones(1, dtype=np.uint64)
+
+
+def _power_tables(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """BASE^i and BASE^-i modulo 2^64 for i < n (grown on demand, kept between calls)."""
+    global _powers, _inverse_powers
+    if len(_powers) < n:
+        size = max(n, 2 * len(_powers))
+        one = np.ones(1, dtype=np.uint64)
+        _powers = np.concatenate((one, np.cumprod(np.full(size - 1, _BASE, dtype=np.uint64))))
+        inverse = np.full(size - 1, pow(_BASE, -1, 1 << 64), dtype=np.uint64)
+        _inverse_powers = np.concatenate((one, np.cumprod(inverse)))
+    return _powers[:n], _inverse_powers[:n]
+
+
+def _word_hashes(words: list[str]) -> np.ndarray:
+    """One 32-bit hash a word, for all words at once: a polynomial over the word's code points,
+    read off prefix sums of the whole text (no Python call per word)."""
+    points = np.frombuffer("\0".join(words).encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    powers, inverse = _power_tables(len(points))
+    prefix = np.zeros(len(points) + 1, dtype=np.uint64)
+    np.cumsum(points * powers, out=prefix[1:])
+    breaks = np.flatnonzero(points == 0)
+    starts = np.concatenate((np.zeros(1, dtype=np.intp), breaks + 1))
+    ends = np.concatenate((breaks, np.full(1, len(points), dtype=np.intp)))
+    return ((prefix[ends] - prefix[starts]) * inverse[starts] * _MIX) >> _SHIFT
 
 
 def shingle_hashes(text: str, word_n: int = 5, char_n: int = 5) -> np.ndarray:
-    """32-bit hashes of :func:`shingles`, computed with numpy: each token (word or CJK
-    character) is hashed once, and n consecutive token hashes are combined as a polynomial."""
+    """32-bit hashes of the n-grams of :func:`shingles` (repeats included), computed with numpy:
+    each token (word or CJK character) is hashed once, and n consecutive token hashes are
+    combined as a polynomial."""
     text = normalise(text)
     if is_cjk(text):
-        tokens = np.frombuffer(_SPACE.sub("", text).encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+        tokens = np.frombuffer(text.replace(" ", "").encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
         n = char_n
     else:
         words = _WORD.findall(text)
-        tokens = np.fromiter((zlib.crc32(w.encode("utf-8")) for w in words), dtype=np.uint64, count=len(words))
+        tokens = _word_hashes(words) if words else np.zeros(0, dtype=np.uint64)
         n = word_n
     if len(tokens) == 0:
         return tokens
     n = min(n, len(tokens))
     count = len(tokens) - n + 1
     h = np.zeros(count, dtype=np.uint64)
-    with np.errstate(over="ignore"):  # wrap-around is the point
-        for j in range(n):
-            h = h * _ROLL + tokens[j : j + count]
-    return np.unique(h & _MAX_HASH)
+    for j in range(n):  # unsigned integer arithmetic wraps modulo 2^64: that is the point
+        h *= _ROLL
+        h += tokens[j : j + count]
+    h *= _MIX
+    h >>= _SHIFT
+    return h
 
 
 class Signer:
-    """MinHash signatures from shingle hashes, vectorised over shingles and permutations."""
+    """MinHash signatures from shingle hashes, vectorised over shingles and permutations.
+
+    Permutation i maps a 32-bit shingle hash h to ((a_i h + b_i) mod 2^64) >> 32
+    (multiply-add-shift, a universal family for 32-bit keys), which needs no
+    division: one multiply, add and shift per shingle and permutation, done in
+    place on one matrix.
+    """
 
     def __init__(self, num_perm: int = 128, seed: int = 1) -> None:
         self.num_perm = num_perm
         self.seed = seed
-        # Random affine permutations h -> (a h + b) mod (2^61 - 1), kept to 32 bits: the
-        # classic MinHash scheme (datasketch calls it "legacy").
         rng = np.random.RandomState(seed)
-        self.a = rng.randint(1, int(_PRIME), num_perm, dtype=np.uint64)
-        self.b = rng.randint(0, int(_PRIME), num_perm, dtype=np.uint64)
+        self.a = rng.randint(0, 1 << 62, num_perm, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        self.b = rng.randint(0, 1 << 62, num_perm, dtype=np.uint64) * np.uint64(4)
 
     def hashvalues(self, hashes: np.ndarray) -> np.ndarray:
         if len(hashes) == 0:
             return np.full(self.num_perm, _MAX_HASH, dtype=np.uint64)
-        with np.errstate(over="ignore"):
-            permuted = (np.outer(hashes, self.a) + self.b) % _PRIME & _MAX_HASH
+        with np.errstate(over="ignore"):  # wrap-around modulo 2^64 is the point
+            permuted = np.multiply.outer(hashes, self.a)
+            permuted += self.b
+        permuted >>= _SHIFT
         return permuted.min(axis=0)
+
+    def lean(self, values: np.ndarray) -> LeanMinHash:
+        """A datasketch sketch of ready hash values (LeanMinHash: no permutation tables built)."""
+        return LeanMinHash(seed=self.seed, hashvalues=values, scheme="legacy")
 
     def minhash(self, hashes: np.ndarray) -> MinHash:
         return MinHash(num_perm=self.num_perm, seed=self.seed, hashvalues=self.hashvalues(hashes), scheme="legacy")
@@ -118,36 +171,83 @@ def content_hash(text: str) -> str:
 
 @dataclass(frozen=True)
 class Match:
-    canonical: str  # the key (URL) of the page this one duplicates
+    canonical: str  # the key (URL) of the stored page this one duplicates
     kind: str  # "exact" | "near"
     jaccard: float  # estimated from the signatures (1.0 for exact)
 
 
 class NearDuplicateIndex:
-    """Content hashes plus a MinHashLSH over signatures; in memory."""
+    """Which stored page a page's main text duplicates: exact (content hash) first, then near (LSH).
 
-    def __init__(self, threshold: float = 0.8, num_perm: int = 128) -> None:
+    Only canonical pages enter the index, so a near-duplicate points to the
+    canonical page it is most similar to, with the estimated Jaccard of that
+    pair, and the index grows with distinct content only. Pages too short to
+    judge (fewer than ``min_shingles`` shingles) are never matched: two empty
+    pages are not copies of each other.
+
+    The index lives in memory and is loaded from, and written through to,
+    ``storage`` (an :class:`~crawlproj.content.index_storage.IndexStorage`),
+    so it survives restarts. Checking a key that is already canonical (a page
+    fetched again) never matches itself; its entry is replaced.
+    """
+
+    def __init__(self, threshold: float = 0.8, num_perm: int = 128, storage: IndexStorage | None = None,
+                 min_shingles: int = 1, word_n: int = 5, char_n: int = 5) -> None:
+        from .index_storage import MemoryIndexStorage
+
         self.threshold = threshold
         self.num_perm = num_perm
+        self.min_shingles = min_shingles
+        self.word_n, self.char_n = word_n, char_n
         self.lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
         self.signer = Signer(num_perm)
+        self.storage = storage if storage is not None else MemoryIndexStorage()
         self.hashes: dict[str, str] = {}  # content hash -> key
         self.signatures: dict[str, np.ndarray] = {}  # key -> hash values
+        self.digests: dict[str, str] = {}  # key -> content hash
+        for key, digest, values in self.storage.entries():
+            if len(values) != num_perm:
+                raise ValueError(f"the stored index has {len(values)} permutations, not {num_perm}")
+            self._insert(key, digest, values)
+
+    def __len__(self) -> int:
+        return len(self.signatures)
+
+    def _insert(self, key: str, digest: str, values: np.ndarray) -> None:
+        if key in self.signatures:
+            self._remove(key)
+        self.hashes.setdefault(digest, key)
+        self.digests[key] = digest
+        self.signatures[key] = values
+        self.lsh.insert(key, self.signer.lean(values), check_duplication=False)
+
+    def _remove(self, key: str) -> None:
+        self.lsh.remove(key)
+        digest = self.digests.pop(key)
+        if self.hashes.get(digest) == key:
+            del self.hashes[digest]
+        del self.signatures[key]
 
     def check_and_add(self, key: str, text: str) -> Match | None:
-        """The stored page ``text`` duplicates, or None (and then it is stored as canonical)."""
+        """The canonical page ``text`` duplicates, or None (and then ``key`` is indexed as canonical)."""
         digest = content_hash(text)
-        if digest in self.hashes:
-            return Match(self.hashes[digest], "exact", 1.0)
-        sig = self.signer.minhash(shingle_hashes(text))
+        owner = self.hashes.get(digest)
+        if owner is not None and owner != key:
+            return Match(owner, "exact", 1.0)
+        hashes = shingle_hashes(text, self.word_n, self.char_n)
+        if len(hashes) < self.min_shingles:
+            return None
+        values = self.signer.hashvalues(hashes)
+        sig = self.signer.lean(values)
         best: Match | None = None
         for other in self.lsh.query(sig):
-            estimate = float(np.mean(self.signatures[other] == sig.hashvalues))
+            if other == key:
+                continue
+            estimate = float(np.mean(self.signatures[other] == values))
             if estimate >= self.threshold and (best is None or estimate > best.jaccard):
                 best = Match(other, "near", estimate)
         if best is not None:
             return best
-        self.hashes[digest] = key
-        self.signatures[key] = sig.hashvalues.copy()
-        self.lsh.insert(key, sig)
+        self._insert(key, digest, values)
+        self.storage.put(key, digest, values)
         return None

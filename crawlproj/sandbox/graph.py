@@ -516,7 +516,7 @@ def _template(japanese: bool) -> tuple[str, str]:
     def prose(n: int) -> str:
         return sep.join(rng.choice(words) for _ in range(n))
 
-    nav = "".join(f'<li><a href="/p/{i}.html">{prose(3)}</a></li>' for i in range(1, 60))
+    nav = "".join(f'<li><a href="/#section-{i}">{prose(3)}</a></li>' for i in range(1, 60))  # the root: every host has it
     side = "".join(f"<p>{prose(60)}</p>" for _ in range(20))
     foot = "".join(f"<p>{prose(50)}</p>" for _ in range(24))
     if japanese:  # the older style common on Japanese sites: <div> soup, the roles only in ids and classes

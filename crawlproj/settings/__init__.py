@@ -191,7 +191,33 @@ STORE_URI = "sqlite:///data/crawl.db"
 STORE_BATCH_SIZE = 200
 #: Seconds between flushes of a partial batch; a kill -9 loses at most this much work.
 STORE_FLUSH_INTERVAL = 2.0
-ITEM_PIPELINES = {"crawlproj.store.pipeline.StorePipeline": 800}
+ITEM_PIPELINES = {
+    "crawlproj.content.pipeline.NearDuplicatePipeline": 300,
+    "crawlproj.store.archive.ArchivePipeline": 500,
+    "crawlproj.store.pipeline.StorePipeline": 800,
+}
+
+# -- content: near-duplicates and the WARC archive ---------------------------
+#: Check every HTML page's main text against the stored pages (exact, then MinHash LSH).
+NEAR_DUPLICATES_ENABLED = True
+#: Estimated Jaccard similarity of word (or, for CJK text, character) 5-gram shingles
+#: from which a page is a near-duplicate.
+NEAR_DUPLICATES_THRESHOLD = 0.8
+#: MinHash permutations: more estimate the Jaccard better and cost time and 4 bytes each a page.
+NEAR_DUPLICATES_NUM_PERM = 128
+#: Pages with fewer shingles than this are never matched (too little text to judge).
+NEAR_DUPLICATES_MIN_SHINGLES = 10
+#: Archive the content of duplicates too (by default they are recorded, not archived).
+NEAR_DUPLICATES_KEEP_CONTENT = False
+#: Where the index persists; empty: beside the store (data/crawl.db -> data/crawl.near_duplicates.db).
+NEAR_DUPLICATES_INDEX = ""
+#: Archive every fetched page as WARC/1.1 (request + response records, per-record gzip).
+WARC_ENABLED = True
+#: Directory of the WARC files; empty: warc/ beside the store database.
+WARC_DIR = ""
+WARC_PREFIX = "crawlproj"
+#: A WARC file is closed and a new one started once it passes this many bytes.
+WARC_MAX_BYTES = 1 << 30
 
 #: If set, write the final crawl stats as JSON to this path.
 STATS_FILE = ""

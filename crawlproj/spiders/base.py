@@ -51,6 +51,10 @@ def _error_kind(failure: Failure) -> str:
     return kinds.get(name, name.lower())
 
 
+def _header_pairs(headers: Any) -> list[tuple[str, str]]:
+    return [(k.decode("latin-1"), v.decode("latin-1")) for k, values in headers.items() for v in values]
+
+
 class CrawlSpiderBase(scrapy.Spider):
     """Parses every response into a :class:`PageItem` and follows the links in scope."""
 
@@ -135,6 +139,9 @@ class CrawlSpiderBase(scrapy.Spider):
                 depth=depth,
                 ip=str(response.ip_address) if response.ip_address else None,
                 links=page_links,
+                body=response.body,
+                response_headers=_header_pairs(response.headers),
+                request_headers=_header_pairs(response.request.headers),
             )
 
     def parse_sitemap(self, response: Response, **kwargs: Any) -> Iterator[Any]:

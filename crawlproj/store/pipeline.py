@@ -60,6 +60,8 @@ class StorePipeline:
         self.store.set_robots(host, status, time.time())
 
     def flush(self) -> None:
+        if self.store.pending:
+            self.crawler.signals.send_catch_log(crawl_signals.store_committing)
         urls = self.store.commit()
         stats = self.crawler.stats
         if stats is not None and self.store.commits:

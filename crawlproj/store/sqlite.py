@@ -11,6 +11,7 @@ import os
 from collections import Counter
 import sqlite3
 from collections.abc import Iterable
+from dataclasses import replace
 
 from ..items import FetchError, PageItem
 
@@ -28,7 +29,9 @@ CREATE TABLE IF NOT EXISTS pages (
     content_hash TEXT,           -- sha256 of the body
     title TEXT,
     text_length INTEGER,
-    depth INTEGER                -- hops from the seed
+    depth INTEGER,               -- hops from the seed
+    warc_file TEXT,              -- the WARC file holding the capture (NULL: not archived)
+    warc_offset INTEGER          -- where its record starts in that file
 );
 CREATE INDEX IF NOT EXISTS pages_host ON pages(host);
 CREATE TABLE IF NOT EXISTS links (
@@ -64,10 +67,21 @@ CREATE TABLE IF NOT EXISTS host_errors (    -- every failed attempt, retries inc
     count INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (host, kind)
 );
+CREATE TABLE IF NOT EXISTS duplicates (      -- pages whose main text copies a canonical page
+    url TEXT PRIMARY KEY,
+    canonical TEXT NOT NULL,
+    kind TEXT NOT NULL,                       -- exact | near
+    jaccard REAL NOT NULL                     -- estimated (1.0 for exact)
+);
+CREATE INDEX IF NOT EXISTS duplicates_canonical ON duplicates(canonical);
 CREATE VIEW IF NOT EXISTS host_links AS
     SELECT source_host, target_host, COUNT(*) AS links
     FROM links GROUP BY source_host, target_host;
 """
+
+
+PAGE_COLUMNS = ("url", "final_url", "host", "status", "content_type", "charset", "fetched_at", "fetch_duration",
+                "bytes", "content_hash", "title", "text_length", "depth", "warc_file", "warc_offset")
 
 
 class SqliteStore:
@@ -84,6 +98,10 @@ class SqliteStore:
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA busy_timeout=10000")
         self.conn.executescript(SCHEMA)
+        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(pages)")}
+        for column, kind in (("warc_file", "TEXT"), ("warc_offset", "INTEGER")):  # databases from older versions
+            if column not in columns:
+                self.conn.execute(f"ALTER TABLE pages ADD COLUMN {column} {kind}")
         self._pages: list[PageItem] = []
         self._errors: list[FetchError] = []
         self._skipped: list[str] = []
@@ -96,7 +114,7 @@ class SqliteStore:
         return len(self._pages) + len(self._errors) + len(self._skipped)
 
     def add_page(self, page: PageItem) -> None:
-        self._pages.append(page)
+        self._pages.append(replace(page, body=b"", response_headers=[], request_headers=[]) if page.body else page)
 
     def add_error(self, error: FetchError) -> None:
         self._errors.append(error)
@@ -132,12 +150,13 @@ class SqliteStore:
             cur = self.conn.cursor()
             cur.execute("BEGIN")
             cur.executemany(
-                "INSERT OR REPLACE INTO pages VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [
-                    (p.url, p.final_url, p.host, p.status, p.content_type, p.charset, p.fetched_at,
-                     p.fetch_duration, p.bytes, p.content_hash, p.title, p.text_length, p.depth)
-                    for p in pages
-                ],
+                f"INSERT OR REPLACE INTO pages ({', '.join(PAGE_COLUMNS)}) VALUES ({', '.join('?' * len(PAGE_COLUMNS))})",
+                [tuple(getattr(p, c) for c in PAGE_COLUMNS) for p in pages],
+            )
+            cur.executemany("DELETE FROM duplicates WHERE url = ?", [(p.url,) for p in pages])
+            cur.executemany(
+                "INSERT INTO duplicates VALUES (?,?,?,?)",
+                [(p.url, p.duplicate_of, p.duplicate_kind, p.jaccard) for p in pages if p.duplicate_of],
             )
             # A page fetched again (after a restart) replaces its old links.
             cur.executemany("DELETE FROM links WHERE source = ?", [(p.url,) for p in pages])
@@ -195,6 +214,21 @@ class SqliteStore:
     # -- reading ---------------------------------------------------------
     def query(self, sql: str, params: Iterable = ()) -> list[tuple]:
         return self.conn.execute(sql, tuple(params)).fetchall()
+
+    def mirror_pairs(self, min_shared: int = 5, min_share: float = 0.5) -> list[tuple[str, str, int, float]]:
+        """Host pairs that share many duplicate pages: (host, host, shared pages, share).
+
+        ``shared`` counts pages of one host that duplicate a page of the other
+        (either way round); ``share`` is that over the smaller host's stored pages.
+        Pairs below ``min_shared`` pages or ``min_share`` are left out.
+        """
+        rows = self.query("""
+            SELECT MIN(a.host, b.host), MAX(a.host, b.host), COUNT(*)
+            FROM duplicates d JOIN pages a ON a.url = d.url JOIN pages b ON b.url = d.canonical
+            WHERE a.host != b.host GROUP BY 1, 2""")
+        sizes = dict(self.query("SELECT host, COUNT(*) FROM pages GROUP BY host"))
+        pairs = [(a, b, n, n / min(sizes[a], sizes[b])) for a, b, n in rows]
+        return sorted((p for p in pairs if p[2] >= min_shared and p[3] >= min_share), key=lambda p: (-p[2], p[0], p[1]))
 
 
 def _host(url: str) -> str:

@@ -5,10 +5,12 @@ file and offset alone (:func:`read_response`), and standard WARC tools open
 the files. A response whose payload digest was archived before is written as a
 ``revisit`` record (profile identical-payload-digest) that points to the first
 capture, so exact duplicates cost a few hundred bytes. Files rotate once they
-pass ``max_bytes``.
+pass ``max_bytes``. The digests of first captures are kept in a side file
+(``<prefix>.digests``, one line each), so revisits keep pointing to the first
+capture across restarts; a line torn by a kill is skipped.
 
-Not yet wired into the item pipeline (issue 5): the pages table will store the
-(file, offset) this writer returns.
+The Scrapy adapter is :mod:`crawlproj.store.archive`; the pages table stores
+the (file, offset) this writer returns.
 """
 
 from __future__ import annotations
@@ -51,9 +53,17 @@ class WarcArchive:
         self._writer: WARCWriter | None = None
         self.path = ""
         self.seen: dict[str, tuple[str, str, str]] = {}  # payload digest -> (record id, uri, date)
+        self._digests_path = os.path.join(directory, f"{prefix}.digests")
+        if os.path.exists(self._digests_path):
+            with open(self._digests_path, encoding="utf-8") as fh:
+                for line in fh:
+                    fields = line.rstrip("\n").split("\t")
+                    if len(fields) == 4 and line.endswith("\n"):
+                        self.seen[fields[0]] = (fields[1], fields[2], fields[3])
+        self._digests = open(self._digests_path, "a", encoding="utf-8")
 
     def _open(self) -> None:
-        self.close()
+        self._close_file()
         self._index += 1
         self.path = os.path.join(self.directory, f"{self.prefix}-{self._index:05d}.warc.gz")
         self._fh = open(self.path, "ab")
@@ -86,15 +96,21 @@ class WarcArchive:
                                                 "WARC-Record-ID")}))
         self._fh.flush()
         if original is None:
-            self.seen[digest] = (record.rec_headers.get_header("WARC-Record-ID"), url,
-                                 record.rec_headers.get_header("WARC-Date"))
+            first = (record.rec_headers.get_header("WARC-Record-ID"), url, record.rec_headers.get_header("WARC-Date"))
+            self.seen[digest] = first
+            self._digests.write("\t".join((digest, *first)) + "\n")
+            self._digests.flush()
             return Location(self.path, offset)
         return Location(self.path, offset, revisit_of=original[0])
 
-    def close(self) -> None:
+    def _close_file(self) -> None:
         if self._fh is not None:
             self._fh.close()
         self._fh = self._writer = None
+
+    def close(self) -> None:
+        self._close_file()
+        self._digests.close()
 
 
 def read_response(location: Location) -> tuple[str, str, bytes]:

@@ -1,0 +1,77 @@
+"""The near-duplicate item pipeline: the Scrapy adapter of :mod:`crawlproj.content.near_duplicates`."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from scrapy import Spider
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+
+from .. import signals as crawl_signals
+from ..items import PageItem
+from ..store import parse_store_uri
+from .index_storage import SqliteIndexStorage
+from .main_text import main_text
+from .near_duplicates import NearDuplicateIndex
+
+logger = logging.getLogger(__name__)
+
+
+def index_path(settings) -> str:
+    """``NEAR_DUPLICATES_INDEX``, or beside the store: ``data/crawl.db`` -> ``data/crawl.near_duplicates.db``."""
+    path = settings.get("NEAR_DUPLICATES_INDEX")
+    if path:
+        return path
+    return os.path.splitext(parse_store_uri(settings.get("STORE_URI"))[1])[0] + ".near_duplicates.db"
+
+
+class NearDuplicatePipeline:
+    """Marks each HTML page that copies a stored page, before it is archived and stored.
+
+    The page's main text (layout left out) is checked first by content hash
+    (an exact duplicate), then by MinHash LSH (a near-duplicate: estimated
+    Jaccard at least ``NEAR_DUPLICATES_THRESHOLD``). A match sets the item's
+    ``duplicate_of``, ``duplicate_kind`` and ``jaccard``; the store records it
+    in its ``duplicates`` table, and the archive skips its content unless
+    ``NEAR_DUPLICATES_KEEP_CONTENT``. The index persists in
+    ``NEAR_DUPLICATES_INDEX`` and is committed just before each store commit.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        s = crawler.settings
+        if not s.getbool("NEAR_DUPLICATES_ENABLED"):
+            raise NotConfigured
+        self.crawler = crawler
+        self.path = index_path(s)
+        self.index = NearDuplicateIndex(
+            threshold=s.getfloat("NEAR_DUPLICATES_THRESHOLD"),
+            num_perm=s.getint("NEAR_DUPLICATES_NUM_PERM"),
+            storage=SqliteIndexStorage(self.path),
+            min_shingles=s.getint("NEAR_DUPLICATES_MIN_SHINGLES"),
+        )
+        crawler.signals.connect(self.index.storage.commit, signal=crawl_signals.store_committing)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> NearDuplicatePipeline:
+        return cls(crawler)
+
+    def open_spider(self, spider: Spider | None = None) -> None:
+        logger.info("near-duplicate index %s: %d canonical pages", self.path, len(self.index))
+
+    def process_item(self, item: object, spider: Spider | None = None) -> object:
+        if not isinstance(item, PageItem) or not item.body or not 200 <= item.status < 300:
+            return item
+        if "html" not in (item.content_type or "text/html").lower():
+            return item
+        stats = self.crawler.stats
+        match = self.index.check_and_add(item.url, main_text(item.body, item.charset))
+        stats.inc_value("near_duplicates/checked")
+        if match is not None:
+            item.duplicate_of, item.duplicate_kind, item.jaccard = match.canonical, match.kind, match.jaccard
+            stats.inc_value(f"near_duplicates/{match.kind}")
+        return item
+
+    def close_spider(self, spider: Spider | None = None) -> None:
+        self.index.storage.close()

@@ -1,0 +1,70 @@
+"""The WARC item pipeline: the Scrapy adapter of :mod:`crawlproj.store.warc`."""
+
+from __future__ import annotations
+
+import logging
+import os
+from http import HTTPStatus
+
+from scrapy import Spider
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+
+from ..items import PageItem
+from . import parse_store_uri
+from .warc import WarcArchive, payload_digest
+
+logger = logging.getLogger(__name__)
+
+# Scrapy hands over the decoded body, so these no longer describe what the record holds.
+_TRANSFER_HEADERS = {"content-encoding", "transfer-encoding", "content-length"}
+
+
+def warc_directory(settings) -> str:
+    """``WARC_DIR``, or ``warc/`` beside the store database."""
+    return settings.get("WARC_DIR") or os.path.join(
+        os.path.dirname(parse_store_uri(settings.get("STORE_URI"))[1]) or ".", "warc")
+
+
+class ArchivePipeline:
+    """Writes each fetched page to WARC/1.1 files and puts (file, offset) on the item.
+
+    Request and response records, gzipped per record, rotated at
+    ``WARC_MAX_BYTES``. A body archived before becomes a revisit record
+    (identical-payload-digest). A page the content pipeline marked as a
+    duplicate of another is not archived unless ``NEAR_DUPLICATES_KEEP_CONTENT``
+    (its body identical to an archived one still gets its small revisit record).
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        s = crawler.settings
+        if not s.getbool("WARC_ENABLED"):
+            raise NotConfigured
+        self.crawler = crawler
+        self.keep_duplicates = s.getbool("NEAR_DUPLICATES_KEEP_CONTENT")
+        self.archive = WarcArchive(warc_directory(s), prefix=s.get("WARC_PREFIX"), max_bytes=s.getint("WARC_MAX_BYTES"))
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ArchivePipeline:
+        return cls(crawler)
+
+    def process_item(self, item: object, spider: Spider | None = None) -> object:
+        if not isinstance(item, PageItem):
+            return item
+        stats = self.crawler.stats
+        if item.duplicate_of and not self.keep_duplicates and payload_digest(item.body) not in self.archive.seen:
+            stats.inc_value("warc/duplicates_skipped")
+            return item
+        try:
+            reason = HTTPStatus(item.status).phrase
+        except ValueError:
+            reason = "Unknown"
+        headers = [(k, v) for k, v in item.response_headers if k.lower() not in _TRANSFER_HEADERS]
+        headers.append(("Content-Length", str(len(item.body))))
+        location = self.archive.write(item.final_url, item.status, reason, headers, item.body, item.request_headers)
+        item.warc_file, item.warc_offset = os.path.abspath(location.file), location.offset
+        stats.inc_value("warc/revisits" if location.revisit_of else "warc/responses")
+        return item
+
+    def close_spider(self, spider: Spider | None = None) -> None:
+        self.archive.close()
