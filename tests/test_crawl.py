@@ -143,6 +143,7 @@ def test_demo_prints_a_summary_whose_last_line_is_json(tmp_path):
     assert {"pages", "hosts", "errors", "pages_per_s", "violations"} <= summary.keys()
     from crawlproj.sandbox.graph import SandboxConfig, SandboxWeb
 
-    assert summary["pages"] == len(SandboxWeb(SandboxConfig(hosts=50, pages=20)).expected_pages())
+    assert summary["pages"] == len(SandboxWeb(SandboxConfig(hosts=50, pages=20, content_mix=True)).expected_pages())
     assert summary["errors"] == 0 and summary["max_concurrency"] == 1
-    assert (out / "crawl.db").exists()
+    assert summary["exact_duplicates"] > 0 and summary["near_duplicates"] > 0 and summary["warc_files"] == 1
+    assert (out / "crawl.db").exists() and list((out / "warc").glob("crawlproj-*.warc.gz"))

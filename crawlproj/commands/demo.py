@@ -35,7 +35,7 @@ class Command(ScrapyCommand):
         db = out / "crawl.db"
         seeds = out / "seeds.txt"
         print(f"starting the sandbox web: {opts.hosts} hosts x {opts.pages} pages on 127.0.0.1")
-        with SandboxProcess("--hosts", str(opts.hosts), "--pages", str(opts.pages),
+        with SandboxProcess("--hosts", str(opts.hosts), "--pages", str(opts.pages), "--content-mix",
                             "--crawl-delay", str(2 * opts.interval), seeds_file=seeds) as sandbox:
             print(f"sandbox on port {sandbox.port}; crawling with `scrapy crawl web` (interval {opts.interval}s)")
             result = run_crawl(
@@ -58,6 +58,8 @@ class Command(ScrapyCommand):
         pages = conn.execute("SELECT COUNT(*) FROM pages WHERE status BETWEEN 200 AND 299").fetchone()[0]
         hosts = conn.execute("SELECT COUNT(DISTINCT host) FROM pages WHERE status BETWEEN 200 AND 299").fetchone()[0]
         links = conn.execute("SELECT COUNT(*) FROM links").fetchone()[0]
+        duplicates = dict(conn.execute("SELECT kind, COUNT(*) FROM duplicates GROUP BY kind").fetchall())
+        warc_files = conn.execute("SELECT COUNT(DISTINCT warc_file) FROM pages").fetchone()[0]
         errors = (conn.execute("SELECT COUNT(*) FROM fetch_errors").fetchone()[0]
                   + conn.execute("SELECT COUNT(*) FROM pages WHERE status >= 400").fetchone()[0])
         conn.close()
@@ -74,6 +76,9 @@ class Command(ScrapyCommand):
             "max_concurrency": report["max_concurrency"],
             "violations": report["violations"],
             "robots_forbidden": result.stats.get("crawlproj/robots_forbidden", 0),
+            "exact_duplicates": duplicates.get("exact", 0),
+            "near_duplicates": duplicates.get("near", 0),
+            "warc_files": warc_files,
             "store": str(db),
             "log": str(out / "crawl.log"),
         }
@@ -81,7 +86,10 @@ class Command(ScrapyCommand):
         print(f"pages stored      {pages} from {hosts} hosts ({links} links)")
         print(f"errors            {errors}")
         print(f"speed             {summary['pages_per_s']} pages/s over {summary['elapsed_s']} s")
-        print(f"data              {db}  (tables pages, links, hosts, fetch_errors)")
+        print(f"data              {db}  (tables pages, links, duplicates, hosts, fetch_errors)")
+        print(f"duplicates        {summary['exact_duplicates']} exact, {summary['near_duplicates']} near "
+              f"(sandbox families: templates, edited copies, mirrors); archive: {warc_files} WARC file(s) "
+              f"in {out / 'warc'}")
         print(f"politeness        {report['requests']} requests seen by the server; smallest gap between "
               f"requests to one host {report['min_gap']} s (interval {opts.interval} s); "
               f"most concurrent requests to one host {report['max_concurrency']}; violations {report['violations']}")

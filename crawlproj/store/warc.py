@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import zlib
 from dataclasses import dataclass
 from io import BytesIO
 from typing import BinaryIO
@@ -43,8 +44,10 @@ def payload_digest(body: bytes) -> str:
 class WarcArchive:
     """Appends captures to ``<directory>/<prefix>-NNNNN.warc.gz``, rotating at ``max_bytes``."""
 
-    def __init__(self, directory: str, prefix: str = "crawlproj", max_bytes: int = 1 << 30) -> None:
+    def __init__(self, directory: str, prefix: str = "crawlproj", max_bytes: int = 1 << 30,
+                 gzip_level: int = 6) -> None:
         self.directory = directory
+        self.gzip_level = gzip_level
         self.prefix = prefix
         self.max_bytes = max_bytes
         os.makedirs(directory, exist_ok=True)
@@ -67,7 +70,7 @@ class WarcArchive:
         self._index += 1
         self.path = os.path.join(self.directory, f"{self.prefix}-{self._index:05d}.warc.gz")
         self._fh = open(self.path, "ab")
-        self._writer = WARCWriter(self._fh, gzip=True, warc_version="WARC/1.1")
+        self._writer = WARCWriter(BytesIO(), gzip=False, warc_version="WARC/1.1")  # builds records only
 
     def write(self, url: str, status: int, reason: str, headers: list[tuple[str, str]], body: bytes,
               request_headers: list[tuple[str, str]] | None = None) -> Location:
@@ -88,12 +91,12 @@ class WarcArchive:
             record = w.create_revisit_record(url, digest, uri, date, http_headers=http)
             record.rec_headers.replace_header("WARC-Profile", PROFILE_IDENTICAL)
             record.rec_headers.add_header("WARC-Refers-To", record_id)
-        w.write_record(record)
+        self._append(record)
         req_http = StatusAndHeaders(f"GET {url} HTTP/1.1", request_headers or [], protocol="HTTP/1.1",
                                     is_http_request=True)
-        w.write_record(w.create_warc_record(url, "request", http_headers=req_http,
-                                            warc_headers_dict={"WARC-Concurrent-To": record.rec_headers.get_header(
-                                                "WARC-Record-ID")}))
+        self._append(w.create_warc_record(url, "request", http_headers=req_http,
+                                          warc_headers_dict={"WARC-Concurrent-To": record.rec_headers.get_header(
+                                              "WARC-Record-ID")}))
         self._fh.flush()
         if original is None:
             first = (record.rec_headers.get_header("WARC-Record-ID"), url, record.rec_headers.get_header("WARC-Date"))
@@ -102,6 +105,14 @@ class WarcArchive:
             self._digests.flush()
             return Location(self.path, offset)
         return Location(self.path, offset, revisit_of=original[0])
+
+    def _append(self, record: object) -> None:
+        """One record as its own gzip member. warcio would gzip at level 9; level 6 (gzip's
+        default) is about twice as fast on HTML for a few percent more bytes."""
+        buffer = BytesIO()
+        WARCWriter(buffer, gzip=False, warc_version="WARC/1.1").write_record(record)
+        compressor = zlib.compressobj(self.gzip_level, zlib.DEFLATED, zlib.MAX_WBITS + 16)
+        self._fh.write(compressor.compress(buffer.getvalue()) + compressor.flush())
 
     def _close_file(self) -> None:
         if self._fh is not None:
