@@ -170,6 +170,20 @@ def content_hash(text: str) -> str:
 
 
 @dataclass(frozen=True)
+class Fingerprint:
+    """What the index needs of a text: its content hash and MinHash values (None: too short)."""
+
+    digest: str
+    values: np.ndarray | None
+
+
+def fingerprint(text: str, signer: Signer, min_shingles: int = 1, word_n: int = 5, char_n: int = 5) -> Fingerprint:
+    """The pure, stateless half of a check: safe to run in worker processes."""
+    hashes = shingle_hashes(text, word_n, char_n)
+    return Fingerprint(content_hash(text), signer.hashvalues(hashes) if len(hashes) >= min_shingles else None)
+
+
+@dataclass(frozen=True)
 class Match:
     canonical: str  # the key (URL) of the stored page this one duplicates
     kind: str  # "exact" | "near"
@@ -228,19 +242,23 @@ class NearDuplicateIndex:
             del self.hashes[digest]
         del self.signatures[key]
 
+    def fingerprint(self, text: str) -> Fingerprint:
+        return fingerprint(text, self.signer, self.min_shingles, self.word_n, self.char_n)
+
     def check_and_add(self, key: str, text: str) -> Match | None:
         """The canonical page ``text`` duplicates, or None (and then ``key`` is indexed as canonical)."""
-        digest = content_hash(text)
-        owner = self.hashes.get(digest)
+        return self.add(key, self.fingerprint(text))
+
+    def add(self, key: str, print_: Fingerprint) -> Match | None:
+        """:meth:`check_and_add` for a fingerprint computed elsewhere (another process, say)."""
+        owner = self.hashes.get(print_.digest)
         if owner is not None and owner != key:
             return Match(owner, "exact", 1.0)
-        hashes = shingle_hashes(text, self.word_n, self.char_n)
-        if len(hashes) < self.min_shingles:
+        values = print_.values
+        if values is None:
             return None
-        values = self.signer.hashvalues(hashes)
-        sig = self.signer.lean(values)
         best: Match | None = None
-        for other in self.lsh.query(sig):
+        for other in self.lsh.query(self.signer.lean(values)):
             if other == key:
                 continue
             estimate = float(np.mean(self.signatures[other] == values))
@@ -248,6 +266,6 @@ class NearDuplicateIndex:
                 best = Match(other, "near", estimate)
         if best is not None:
             return best
-        self._insert(key, digest, values)
-        self.storage.put(key, digest, values)
+        self._insert(key, print_.digest, values)
+        self.storage.put(key, print_.digest, values)
         return None
