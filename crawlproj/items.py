@@ -25,9 +25,9 @@ class PageItem:
     bytes: int
     content_hash: str
     title: str | None
-    text_length: int
     depth: int
     ip: str | None = None
+    text_length: int | None = None  # characters of main text, set by the content pipeline
     links: list[tuple[str, str, bool]] = field(default_factory=list)
     body: bytes = b""
     response_headers: list[tuple[str, str]] = field(default_factory=list)

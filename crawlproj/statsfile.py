@@ -29,6 +29,8 @@ class StatsFile:
     def spider_closed(self, spider: object, reason: str) -> None:
         stats = dict(self.crawler.stats.get_stats())
         stats["finish_reason"] = reason
+        times = os.times()  # this process only; worker processes are not counted
+        stats["process/cpu_seconds"] = round(times.user + times.system, 3)
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         with open(self.path, "w", encoding="utf-8") as fh:
             json.dump(stats, fh, default=str, indent=1, sort_keys=True)

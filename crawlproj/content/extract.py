@@ -84,8 +84,12 @@ def iter_links(
         yield ExtractedLink(url, anchor, "nofollow" in rel, tag or "a")
 
 
+def page_title(sel: Selector) -> str | None:
+    title = sel.xpath("//title/text()").get()
+    return _clean(title) if title else None
+
+
 def title_and_text(sel: Selector) -> tuple[str | None, str]:
     """The page title and its visible text (scripts and styles left out)."""
-    title = sel.xpath("//title/text()").get()
     parts = sel.xpath("//body//text()[not(ancestor::script) and not(ancestor::style) and not(ancestor::noscript)]").getall()
-    return (_clean(title) if title else None), _clean(" ".join(parts))
+    return page_title(sel), _clean(" ".join(parts))

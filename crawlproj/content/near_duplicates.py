@@ -175,12 +175,14 @@ class Fingerprint:
 
     digest: str
     values: np.ndarray | None
+    length: int = 0  # characters of the text
 
 
 def fingerprint(text: str, signer: Signer, min_shingles: int = 1, word_n: int = 5, char_n: int = 5) -> Fingerprint:
     """The pure, stateless half of a check: safe to run in worker processes."""
     hashes = shingle_hashes(text, word_n, char_n)
-    return Fingerprint(content_hash(text), signer.hashvalues(hashes) if len(hashes) >= min_shingles else None)
+    return Fingerprint(content_hash(text), signer.hashvalues(hashes) if len(hashes) >= min_shingles else None,
+                       len(text))
 
 
 @dataclass(frozen=True)

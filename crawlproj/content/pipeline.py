@@ -108,6 +108,7 @@ class NearDuplicatePipeline:
             print_ = page_fingerprint(*args)
         else:
             print_ = await asyncio.wrap_future(self.pool.submit(page_fingerprint, *args))
+        item.text_length = print_.length
         match = self.index.add(item.url, print_)
         stats = self.crawler.stats
         stats.inc_value("near_duplicates/checked")

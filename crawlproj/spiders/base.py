@@ -12,7 +12,7 @@ from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
-from ..content.extract import ExtractedLink, iter_links, robots_directives, title_and_text
+from ..content.extract import ExtractedLink, iter_links, page_title, robots_directives
 from ..items import FetchError, PageItem, Skipped
 from ..scope import Scope
 from ..urls import InvalidURL, canonicalize, host_of
@@ -89,12 +89,12 @@ class CrawlSpiderBase(scrapy.Spider):
         depth = response.meta.get("depth", 0)
         links: list[ExtractedLink] = []
         directives: set[str] = set()
-        title, text = None, ""
+        title = None
         is_html = isinstance(response, TextResponse) and b"html" in (response.headers.get(b"Content-Type") or b"html")
         if is_html and 200 <= response.status < 300:
             try:
                 directives = robots_directives(response.selector, self.robots_agent)
-                title, text = title_and_text(response.selector)
+                title = page_title(response.selector)
                 for found in iter_links(response.selector, response.url, session_params=self.session_params,
                                         max_length=self.max_url_length):
                     if isinstance(found, InvalidURL):
@@ -135,7 +135,6 @@ class CrawlSpiderBase(scrapy.Spider):
                 bytes=len(response.body),
                 content_hash=hashlib.sha256(response.body).hexdigest(),
                 title=title,
-                text_length=len(text),
                 depth=depth,
                 ip=str(response.ip_address) if response.ip_address else None,
                 links=page_links,

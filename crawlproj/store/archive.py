@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
+from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 
 from scrapy import Spider
@@ -12,7 +14,7 @@ from scrapy.exceptions import NotConfigured
 
 from ..items import PageItem
 from . import parse_store_uri
-from .warc import WarcArchive, payload_digest
+from .warc import Location, WarcArchive, payload_digest
 
 logger = logging.getLogger(__name__)
 
@@ -43,28 +45,37 @@ class ArchivePipeline:
         self.crawler = crawler
         self.keep_duplicates = s.getbool("NEAR_DUPLICATES_KEEP_CONTENT")
         self.archive = WarcArchive(warc_directory(s), prefix=s.get("WARC_PREFIX"), max_bytes=s.getint("WARC_MAX_BYTES"))
+        self.writer = ThreadPoolExecutor(1, thread_name_prefix="warc")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ArchivePipeline:
         return cls(crawler)
 
-    def process_item(self, item: object, spider: Spider | None = None) -> object:
+    async def process_item(self, item: object, spider: Spider | None = None) -> object:
         if not isinstance(item, PageItem):
             return item
+        # One writer thread keeps records in order; zlib releases the GIL while it compresses,
+        # so the crawler's thread goes on meanwhile.
+        location = await asyncio.wrap_future(self.writer.submit(self._write, item))
         stats = self.crawler.stats
-        if item.duplicate_of and not self.keep_duplicates and payload_digest(item.body) not in self.archive.seen:
+        if location is None:
             stats.inc_value("warc/duplicates_skipped")
             return item
+        item.warc_file, item.warc_offset = os.path.abspath(location.file), location.offset
+        stats.inc_value("warc/revisits" if location.revisit_of else "warc/responses")
+        return item
+
+    def _write(self, item: PageItem) -> Location | None:
+        if item.duplicate_of and not self.keep_duplicates and payload_digest(item.body) not in self.archive.seen:
+            return None
         try:
             reason = HTTPStatus(item.status).phrase
         except ValueError:
             reason = "Unknown"
         headers = [(k, v) for k, v in item.response_headers if k.lower() not in _TRANSFER_HEADERS]
         headers.append(("Content-Length", str(len(item.body))))
-        location = self.archive.write(item.final_url, item.status, reason, headers, item.body, item.request_headers)
-        item.warc_file, item.warc_offset = os.path.abspath(location.file), location.offset
-        stats.inc_value("warc/revisits" if location.revisit_of else "warc/responses")
-        return item
+        return self.archive.write(item.final_url, item.status, reason, headers, item.body, item.request_headers)
 
     def close_spider(self, spider: Spider | None = None) -> None:
+        self.writer.shutdown(wait=True)
         self.archive.close()
