@@ -103,27 +103,3 @@ def test_the_index_persists_across_runs(sandbox_factory, tmp_path):
     assert all(c.startswith(web.origin(2) + "/") for c in dups.values())
     assert result.stats["near_duplicates/exact"] + result.stats.get("near_duplicates/near", 0) == len(mirror_pages)
 
-
-def test_worker_processes_exit_with_a_killed_crawler(sandbox_factory, tmp_path):
-    import signal
-    import time
-
-    sandbox = sandbox_factory("--hosts", "20", "--pages", "40", "--content-mix")
-    cmd = harness.crawl_command("web", {"seeds": sandbox.seeds_file}, {
-        "HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{tmp_path}/crawl.db", "MIN_INTERVAL": 0.2})
-    log = open(tmp_path / "crawl.log", "w")
-    proc = subprocess.Popen(cmd, cwd=harness.PROJECT_DIR, stdout=log, stderr=log)
-    try:
-        deadline, workers = time.monotonic() + 60, []
-        while not workers and time.monotonic() < deadline:
-            time.sleep(0.2)
-            children = subprocess.run(["ps", "-ww", "-o", "pid=,args=", "--ppid", str(proc.pid)], capture_output=True, text=True)
-            workers = [int(line.split()[0]) for line in children.stdout.splitlines() if "spawn_main" in line]
-        assert workers, "no worker process started"
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    deadline = time.monotonic() + 10
-    while any(os.path.exists(f"/proc/{pid}") for pid in workers) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}")]

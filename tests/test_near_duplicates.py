@@ -111,3 +111,15 @@ def test_template_pages_are_not_near_duplicates_but_their_mirrors_and_variants_a
             first = 1 + family * 9
             assert [matches[(h, first + m)] is not None for m in (0, 1, 2, 3, 8)] == [False, True, True, True, False]
             assert matches[(h, first + 1)].kind == "exact"
+
+
+def test_the_ascii_fast_path_finds_the_same_words_and_hashes():
+    import re
+
+    from crawlproj.content.near_duplicates import _word_hashes, words
+
+    text = "it's a_b c-d 3.14 (x) [y] {z} path/to?q=1&r=2 e-mail@host.test #tag ~ `code` \"q\" x\ty"
+    assert [w.decode() for w in words(text)] == re.findall(r"\w+", text)
+    ascii_words = words(text)
+    assert (_word_hashes(ascii_words) == _word_hashes([w.decode() for w in ascii_words])).all()
+    assert words("café crème") == ["café", "crème"]  # not ASCII: the regex

@@ -36,7 +36,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 #: Characters looked at to decide a page's script: enough to judge, and no cost on long pages.
-_SCRIPT_SAMPLE = 4000
+_SCRIPT_SAMPLE = 1000
 
 
 def is_cjk(text: str, share: float = 0.3) -> bool:
@@ -86,10 +86,25 @@ def _power_tables(n: int) -> tuple[np.ndarray, np.ndarray]:
     return _powers[:n], _inverse_powers[:n]
 
 
-def _word_hashes(words: list[str]) -> np.ndarray:
+# Bytes that are not word characters (\w) in ASCII text become spaces: splitting then finds
+# exactly the words _WORD finds, about 4x faster than the regex.
+_ASCII_NON_WORD = bytes(c if chr(c).isalnum() or c == 0x5F else 0x20 for c in range(128)) + b" " * 128
+
+
+def words(text: str) -> list[str] | list[bytes]:
+    """The words of normalised text (as ASCII bytes when the text is ASCII: same code points)."""
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_NON_WORD).split()
+    return _WORD.findall(text)
+
+
+def _word_hashes(words: list[str] | list[bytes]) -> np.ndarray:
     """One 32-bit hash a word, for all words at once: a polynomial over the word's code points,
     read off prefix sums of the whole text (no Python call per word)."""
-    points = np.frombuffer("\0".join(words).encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    if isinstance(words[0], bytes):
+        points = np.frombuffer(b"\0".join(words), dtype=np.uint8).astype(np.uint64)
+    else:
+        points = np.frombuffer("\0".join(words).encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
     powers, inverse = _power_tables(len(points))
     prefix = np.zeros(len(points) + 1, dtype=np.uint64)
     np.cumsum(points * powers, out=prefix[1:])
@@ -108,8 +123,8 @@ def shingle_hashes(text: str, word_n: int = 5, char_n: int = 5) -> np.ndarray:
         tokens = np.frombuffer(text.replace(" ", "").encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
         n = char_n
     else:
-        words = _WORD.findall(text)
-        tokens = _word_hashes(words) if words else np.zeros(0, dtype=np.uint64)
+        found = words(text)
+        tokens = _word_hashes(found) if found else np.zeros(0, dtype=np.uint64)
         n = word_n
     if len(tokens) == 0:
         return tokens

@@ -207,8 +207,6 @@ NEAR_DUPLICATES_THRESHOLD = 0.8
 NEAR_DUPLICATES_NUM_PERM = 128
 #: Pages with fewer shingles than this are never matched (too little text to judge).
 NEAR_DUPLICATES_MIN_SHINGLES = 10
-#: Worker processes for main-text extraction and signatures (CPU-heavy); 0 runs them in the crawler.
-NEAR_DUPLICATES_WORKERS = 1
 #: Archive the content of duplicates too (by default they are recorded, not archived).
 NEAR_DUPLICATES_KEEP_CONTENT = False
 #: Where the index persists; empty: beside the store (data/crawl.db -> data/crawl.near_duplicates.db).
