@@ -66,6 +66,7 @@ def shingles(text: str, word_n: int = 5, char_n: int = 5) -> set[str]:
 
 
 _SHIFT = np.uint64(32)
+_BLOCK = 256
 _MAX_HASH = np.uint64((1 << 32) - 1)
 _ROLL = np.uint64(1_000_003)
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: multiply-shift takes the well-mixed top 32 bits
@@ -158,11 +159,18 @@ class Signer:
     def hashvalues(self, hashes: np.ndarray) -> np.ndarray:
         if len(hashes) == 0:
             return np.full(self.num_perm, _MAX_HASH, dtype=np.uint64)
-        with np.errstate(over="ignore"):  # wrap-around modulo 2^64 is the point
-            permuted = np.multiply.outer(hashes, self.a)
-            permuted += self.b
-        permuted >>= _SHIFT
-        return permuted.min(axis=0)
+        out = np.full(self.num_perm, _MAX_HASH, dtype=np.uint64)
+        # Blocks of shingles keep the matrix small enough for the CPU cache (a page's whole
+        # matrix is megabytes, and evicting the crawler's working set costs more than the math).
+        block = np.empty((min(len(hashes), _BLOCK), self.num_perm), dtype=np.uint64)
+        for start in range(0, len(hashes), _BLOCK):
+            chunk = hashes[start : start + _BLOCK]
+            view = block[: len(chunk)]
+            np.multiply.outer(chunk, self.a, out=view)  # wraps modulo 2^64: the point
+            view += self.b
+            view >>= _SHIFT
+            np.minimum(out, view.min(axis=0), out=out)
+        return out
 
     def lean(self, values: np.ndarray) -> LeanMinHash:
         """A datasketch sketch of ready hash values (LeanMinHash: no permutation tables built)."""
