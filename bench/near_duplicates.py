@@ -60,7 +60,7 @@ def crawl_order(web: SandboxWeb) -> list[tuple[int, int]]:
 
 
 def throughput(web: SandboxWeb, order: list[tuple[int, int]]) -> dict:
-    bodies = [(web.url(h, k), *web.render(h, k)[:1], web.specs[h].charset) for h, k in order]
+    bodies = [(web.url(h, k), web.render(h, k)[0], web.specs[h].charset) for h, k in order]
     index = NearDuplicateIndex(THRESHOLD, min_shingles=10)
     cpu, wall = time.process_time(), time.perf_counter()
     extract_cpu = 0.0

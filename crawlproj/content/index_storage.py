@@ -10,12 +10,12 @@ the same four operations on Redis.
 
 from __future__ import annotations
 
-import os
-import sqlite3
 from collections.abc import Iterator
 from typing import Protocol
 
 import numpy as np
+
+from ..store.sqlite import connect
 
 Entry = tuple[str, str, np.ndarray]  # key, content hash, hash values
 
@@ -61,10 +61,7 @@ class SqliteIndexStorage:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn = connect(path)
         self.conn.execute("CREATE TABLE IF NOT EXISTS canonical (key TEXT PRIMARY KEY, digest TEXT NOT NULL, "
                           "signature BLOB NOT NULL)")
         self._pending: dict[str, tuple[str, bytes]] = {}

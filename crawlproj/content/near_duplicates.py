@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
     from .index_storage import IndexStorage
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
-_SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -119,7 +117,10 @@ def shingle_hashes(text: str, word_n: int = 5, char_n: int = 5) -> np.ndarray:
     """32-bit hashes of the n-grams of :func:`shingles` (repeats included), computed with numpy:
     each token (word or CJK character) is hashed once, and n consecutive token hashes are
     combined as a polynomial."""
-    text = normalise(text)
+    return _normalised_shingle_hashes(normalise(text), word_n, char_n)
+
+
+def _normalised_shingle_hashes(text: str, word_n: int, char_n: int) -> np.ndarray:
     if is_cjk(text):
         tokens = np.frombuffer(text.replace(" ", "").encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
         n = char_n
@@ -189,7 +190,11 @@ def jaccard(a: set[str], b: set[str]) -> float:
 
 
 def content_hash(text: str) -> str:
-    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
+    return _digest(normalise(text))
+
+
+def _digest(normalised: str) -> str:
+    return hashlib.sha256(normalised.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -202,9 +207,10 @@ class Fingerprint:
 
 
 def fingerprint(text: str, signer: Signer, min_shingles: int = 1, word_n: int = 5, char_n: int = 5) -> Fingerprint:
-    """The pure, stateless half of a check: safe to run in worker processes."""
-    hashes = shingle_hashes(text, word_n, char_n)
-    return Fingerprint(content_hash(text), signer.hashvalues(hashes) if len(hashes) >= min_shingles else None,
+    """The pure, stateless half of a check (the text is normalised once for both hashes)."""
+    normalised = normalise(text)
+    hashes = _normalised_shingle_hashes(normalised, word_n, char_n)
+    return Fingerprint(_digest(normalised), signer.hashvalues(hashes) if len(hashes) >= min_shingles else None,
                        len(text))
 
 
@@ -275,7 +281,7 @@ class NearDuplicateIndex:
         return self.add(key, self.fingerprint(text))
 
     def add(self, key: str, print_: Fingerprint) -> Match | None:
-        """:meth:`check_and_add` for a fingerprint computed elsewhere (another process, say)."""
+        """:meth:`check_and_add` for a fingerprint already computed (the pipeline keeps its length)."""
         owner = self.hashes.get(print_.digest)
         if owner is not None and owner != key:
             return Match(owner, "exact", 1.0)

@@ -12,7 +12,7 @@ from scrapy.exceptions import NotConfigured
 
 from ..items import PageItem
 from . import parse_store_uri
-from .warc import Location, WarcArchive, payload_digest
+from .warc import WarcArchive
 
 logger = logging.getLogger(__name__)
 
@@ -51,9 +51,16 @@ class ArchivePipeline:
     def process_item(self, item: object, spider: Spider | None = None) -> object:
         if not isinstance(item, PageItem):
             return item
+        try:
+            reason = HTTPStatus(item.status).phrase
+        except ValueError:
+            reason = "Unknown"
+        headers = [(k, v) for k, v in item.response_headers if k.lower() not in _TRANSFER_HEADERS]
+        headers.append(("Content-Length", str(len(item.body))))
         # In the crawler's thread: a writer thread was measured to cost the crawler more CPU
         # (GIL hand-offs) than the compression it moved away.
-        location = self._write(item)
+        location = self.archive.write(item.final_url, item.status, reason, headers, item.body, item.request_headers,
+                                      revisit_only=bool(item.duplicate_of) and not self.keep_duplicates)
         stats = self.crawler.stats
         if location is None:
             stats.inc_value("warc/duplicates_skipped")
@@ -61,17 +68,6 @@ class ArchivePipeline:
         item.warc_file, item.warc_offset = os.path.abspath(location.file), location.offset
         stats.inc_value("warc/revisits" if location.revisit_of else "warc/responses")
         return item
-
-    def _write(self, item: PageItem) -> Location | None:
-        if item.duplicate_of and not self.keep_duplicates and payload_digest(item.body) not in self.archive.seen:
-            return None
-        try:
-            reason = HTTPStatus(item.status).phrase
-        except ValueError:
-            reason = "Unknown"
-        headers = [(k, v) for k, v in item.response_headers if k.lower() not in _TRANSFER_HEADERS]
-        headers.append(("Content-Length", str(len(item.body))))
-        return self.archive.write(item.final_url, item.status, reason, headers, item.body, item.request_headers)
 
     def close_spider(self, spider: Spider | None = None) -> None:
         self.archive.close()

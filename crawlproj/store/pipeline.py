@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
-from scrapy import Spider, signals
+from scrapy import Spider
 from scrapy.crawler import Crawler
 from twisted.internet import task
 

@@ -84,19 +84,24 @@ PAGE_COLUMNS = ("url", "final_url", "host", "status", "content_type", "charset",
                 "bytes", "content_hash", "title", "text_length", "depth", "warc_file", "warc_offset")
 
 
+def connect(path: str) -> sqlite3.Connection:
+    """A connection to the SQLite file at ``path`` (its directory created) in WAL mode."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    # NORMAL in WAL mode: a committed transaction survives a process crash;
+    # only a power cut can take back the last ones.
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA busy_timeout=10000")
+    return conn
+
+
 class SqliteStore:
     """Buffered writer (and small reader) for one SQLite crawl database."""
 
     def __init__(self, path: str) -> None:
         self.path = path
-        directory = os.path.dirname(os.path.abspath(path))
-        os.makedirs(directory, exist_ok=True)
-        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        # NORMAL in WAL mode: a committed transaction survives a process crash;
-        # only a power cut can take back the last ones.
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.execute("PRAGMA busy_timeout=10000")
+        self.conn = connect(path)
         self.conn.executescript(SCHEMA)
         columns = {row[1] for row in self.conn.execute("PRAGMA table_info(pages)")}
         for column, kind in (("warc_file", "TEXT"), ("warc_offset", "INTEGER")):  # databases from older versions

@@ -73,15 +73,19 @@ class WarcArchive:
         self._writer = WARCWriter(BytesIO(), gzip=False, warc_version="WARC/1.1")  # builds records only
 
     def write(self, url: str, status: int, reason: str, headers: list[tuple[str, str]], body: bytes,
-              request_headers: list[tuple[str, str]] | None = None) -> Location:
-        """Archive one capture: its request, then its response (or a revisit record)."""
+              request_headers: list[tuple[str, str]] | None = None, revisit_only: bool = False) -> Location | None:
+        """Archive one capture: its request, then its response (or a revisit record).
+
+        With ``revisit_only``, a body not archived before is not written (None)."""
+        digest = payload_digest(body)
+        original = self.seen.get(digest)
+        if original is None and revisit_only:
+            return None
         if self._fh is None or self._fh.tell() >= self.max_bytes:
             self._open()
         assert self._writer is not None and self._fh is not None
         w = self._writer
-        digest = payload_digest(body)
         http = StatusAndHeaders(f"{status} {reason}", headers, protocol="HTTP/1.1")
-        original = self.seen.get(digest)
         offset = self._fh.tell()
         if original is None:
             record = w.create_warc_record(url, "response", payload=BytesIO(body), http_headers=http,
