@@ -106,6 +106,20 @@ def _host_resolve(settings: BaseSettings, name: str) -> None:
         raise SettingsError(name, settings.get(name), str(exc)) from None
 
 
+def _chromium(settings: BaseSettings, name: str) -> None:
+    """A crawl that may render needs a browser; say how to get one before the crawl starts."""
+    from .rendering.browser import INSTALL_HINT, find_chromium
+
+    if settings.get("RENDER_MODE") == "never":
+        return
+    configured = str(settings.get(name) or "")
+    if find_chromium(configured) is None:
+        problem = (f"{configured} is not an executable file" if configured
+                   else "no Chromium found (/usr/bin/chromium, or chromium on PATH)")
+        raise SettingsError(name, configured, f"{problem}; install it with `{INSTALL_HINT}`, "
+                                              "point CHROMIUM_PATH at a Chromium, or set RENDER_MODE=never")
+
+
 #: Marks the shipped User-Agent: a crawl of the real web must say who runs it.
 PLACEHOLDER_CONTACT = "example.invalid"
 
@@ -199,6 +213,20 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "WARC_ENABLED": _boolean,
     "WARC_PREFIX": _non_empty,
     "WARC_MAX_BYTES": _number(int, 4096),
+    "RENDER_MODE": _choice("auto", "always", "never"),
+    "CHROMIUM_PATH": _chromium,
+    "RENDER_MAX_PAGES": _number(int, 1),
+    "RENDER_NAVIGATION_TIMEOUT": _number(float, 0, inclusive=False),
+    "RENDER_TIMEOUT": _number(float, 0, inclusive=False),
+    "RENDER_IDLE_SECONDS": _number(float, 0),
+    "RENDER_IDLE_TIMEOUT": _number(float, 0),
+    "RENDER_CONTEXT_MAX_PAGES": _number(int, 0),
+    "RENDER_BLOCK_RESOURCE_TYPES": _string_list,
+    "RENDER_OTHER_HOSTS": _boolean,
+    "RENDER_MIN_TEXT": _number(int, 0),
+    "RENDER_MIN_LINKS": _number(int, 0),
+    "RENDER_SCRIPT_RATIO": _number(float, 0),
+    "RENDER_HOST_SWITCH": _number(int, 1),
 }
 
 

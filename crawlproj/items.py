@@ -37,6 +37,7 @@ class PageItem:
     jaccard: float | None = None  # estimated, against duplicate_of
     warc_file: str | None = None
     warc_offset: int | None = None
+    rendered: bool = False  # the body is the DOM after scripts ran in the browser
 
 
 @dataclass

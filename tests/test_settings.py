@@ -52,6 +52,9 @@ def test_cmdline_beats_profile():
         ("DYNAMIC_URL_PATTERNS", "(unclosed"),
         ("BACKOFF_STATUSES", "503,soon"),
         ("WASEDA_TARGET_SPEED", "0"),
+        ("RENDER_MODE", "sometimes"),
+        ("CHROMIUM_PATH", "/nonexistent/chromium"),
+        ("RENDER_MAX_PAGES", "0"),
     ],
 )
 def test_bad_values_name_the_setting(name, value):

@@ -41,8 +41,8 @@ def sample(result: Any, seconds: float, min_bytes: int = 0) -> tuple[int, float,
     when it says nothing about the line. A response smaller than ``min_bytes`` says
     nothing about line speed: its time is latency, not transfer."""
     if isinstance(result, Response):
-        if len(result.body) < min_bytes:
-            return None
+        if len(result.body) < min_bytes or "playwright" in result.flags:
+            return None  # a rendered DOM's size and time are the browser's, not the line's
         return len(result.body), seconds, False
     if isinstance(result, LINE_ERRORS):
         return 0, seconds, True
@@ -118,6 +118,8 @@ class FeedbackMiddleware:
     def _observed(self, request: Any, result: Any) -> None:
         started = self._started.pop(id(request), None)
         seconds = time.monotonic() - started if started is not None else None
+        # A render's time is mostly the browser's; the server's is its longest sub-request.
+        seconds = request.meta.get("render_server_seconds", seconds)
         self.crawler.signals.send_catch_log(fetch_observed, request=request, result=result, seconds=seconds)
 
     def process_response(self, request: Any, response: Response, spider: Any = None) -> Response:

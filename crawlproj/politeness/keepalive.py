@@ -42,9 +42,15 @@ class _ConnectionHeaderFactory(_LenientHTTP11ClientFactory):
         return _ConnectionHeaderProtocol(self._quiescentCallback)
 
 
+def expose_connection_header(handler: HTTP11DownloadHandler) -> None:
+    """Make an HTTP/1.1 handler (or a subclass, such as the rendering one) put the server's
+    ``Connection`` header on its responses."""
+    handler._pool._factory = _ConnectionHeaderFactory
+
+
 class KeepAliveAwareDownloadHandler(HTTP11DownloadHandler):
     """Scrapy's HTTP/1.1 handler, whose responses carry the server's ``Connection`` header."""
 
     def __init__(self, crawler: Any) -> None:
         super().__init__(crawler)
-        self._pool._factory = _ConnectionHeaderFactory
+        expose_connection_header(self)

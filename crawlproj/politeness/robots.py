@@ -138,7 +138,7 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
             return
         for url in urls[:50]:  # a robots.txt listing thousands of sitemaps is not a seed list
             # Depth -1: the sitemap's URLs are at depth 0, like seeds.
-            self.crawler.engine.crawl(Request(url, callback=parse, meta={"depth": -1}, priority=1))
+            self.crawler.engine.crawl(Request(url, callback=parse, meta={"depth": -1, "render": False}, priority=1))
             self._stats.inc_value("robotstxt/sitemaps_seeded")
 
     def _robots_error(self, exc: Exception, netloc: str) -> None:

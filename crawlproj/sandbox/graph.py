@@ -26,8 +26,10 @@ footer) around distinct main text. English and Japanese variants of each.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import heapq
+import json
 import random
 import re
 from collections import deque
@@ -76,6 +78,7 @@ class HostSpec:
     crawl_delay: float = 1.0  # used by the crawl_delay robots variant
     content: str = ""  # "" | "template" (shared layout) | "variants" (near-duplicate families) | "mirror"
     mirror_of: int = -1  # the host a "mirror" host copies
+    js: str = ""  # "" static | "spa" (#app shell, data inline) | "fetch" (#root shell, JSON by fetch()) | "bare"
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,7 @@ class SandboxConfig:
     japanese: bool = True  # every 10th host (i % 10 in 7, 8, 9) serves Japanese text
     special_pages: bool = True  # base href, <area>, <link rel=next>, meta robots pages
     content_mix: bool = False  # content families by i % 10: 0, 1, 9 template; 2, 7 variants; 3, 8 mirror
+    js_mix: bool = False  # JavaScript-only hosts by i % 10: 4 spa, 5 fetch, 6 bare
     seed: int = 1
     overrides: tuple[tuple[int, HostSpec], ...] = ()  # (host index, spec) pairs
 
@@ -162,6 +166,7 @@ class SandboxWeb:
             crawl_delay=cfg.crawl_delay,
             content=_CONTENT_MIX.get(i % 10, "") if cfg.content_mix else "",
             mirror_of=i - 1 if cfg.content_mix and i % 10 in (3, 8) else -1,
+            js=_JS_MIX.get(i % 10, "") if cfg.js_mix else "",
         )
 
     def host_name(self, i: int) -> str:
@@ -347,10 +352,17 @@ class SandboxWeb:
     def _anchor(rng: random.Random, words: tuple[str, ...] | list[str]) -> str:
         return " ".join(rng.choice(words) for _ in range(rng.randint(1, 3)))
 
+    def page_data(self, host: int, k: int) -> dict:
+        """What a JavaScript page's script puts in the DOM: its title, text and links."""
+        page = self.page(host, k)
+        return {"title": page.title, "text": page.text,
+                "links": [{"href": self._href(page, link.target), "anchor": link.anchor, "nofollow": link.nofollow}
+                          for link in page.links]}
+
     def render(self, host: int, k: int) -> tuple[bytes, dict[str, str]]:
         """The page's body bytes (in the host's charset) and response headers."""
         spec, page = self.specs[host], self.page(host, k)
-        head = [f"<title>{page.title}</title>"]
+        head = [f"<title>{page.title}</title>" if not spec.js else "<title>Loading...</title>"]
         if not spec.charset_in_header:
             head.insert(0, f'<meta http-equiv="Content-Type" content="text/html; charset={spec.charset}">')
         if page.base_href:
@@ -358,6 +370,8 @@ class SandboxWeb:
         robots = [d for d, on in (("nofollow", page.meta_nofollow), ("noindex", page.meta_noindex)) if on]
         if robots:
             head.append(f'<meta name="robots" content="{", ".join(robots)}">')
+        if spec.js:
+            return self._render_js(host, k, head)
         template = spec.content == "template" or (
             spec.content == "mirror" and self.specs[spec.mirror_of].content == "template")
         body = [f"<h1>{page.title}</h1>", f"<p>{page.text}</p>", "<ul>"]
@@ -388,6 +402,43 @@ class SandboxWeb:
         )
         ctype = "text/html" + (f"; charset={spec.charset}" if spec.charset_in_header else "")
         return html.encode(spec.charset), {"Content-Type": ctype}
+
+    def _render_js(self, host: int, k: int, head: list[str]) -> tuple[bytes, dict[str, str]]:
+        """A JavaScript-only page: its text and links exist only after /static/app.js runs.
+        The images and the stylesheet are there to be blocked by a polite renderer."""
+        spec = self.specs[host]
+        head.append('<link rel="stylesheet" href="/static/app.css">')
+        if spec.js == "spa":
+            data = base64.b64encode(json.dumps(self.page_data(host, k)).encode()).decode()
+            body = ['<div id="app" data-v-app></div>',
+                    "<noscript>You need to enable JavaScript to run this app.</noscript>",
+                    f'<script>window.__PAGE_DATA__ = "{data}";</script>']
+        elif spec.js == "fetch":
+            body = ['<div id="root"></div>', f"<script>window.__PAGE__ = {k};</script>"]
+        else:  # bare: no mount node, no <noscript>; only much script and no text
+            data = base64.b64encode(json.dumps(self.page_data(host, k)).encode()).decode()
+            body = ['<main class="page"></main>', f'<script>window.__PAGE_DATA__ = "{data}";</script>']
+        body += ['<img src="/static/logo.png" alt="">', '<script src="/static/app.js"></script>']
+        html = "<!DOCTYPE html>\n<html><head>" + "".join(head) + "</head>\n<body>" + "\n".join(body) + "</body></html>\n"
+        ctype = "text/html" + (f"; charset={spec.charset}" if spec.charset_in_header else "")
+        return html.encode(spec.charset), {"Content-Type": ctype}
+
+    def js_asset(self, host: int, path: str) -> tuple[bytes, dict[str, str]] | None:
+        """The sub-resources of a JavaScript host: /static/app.js, /static/app.css,
+        /static/logo.png and /api/<k>.json (what the fetch() pages load)."""
+        if not self.specs[host].js:
+            return None
+        if path == "/static/app.js":
+            return APP_JS.encode(), {"Content-Type": "application/javascript"}
+        if path == "/static/app.css":
+            return b"body { font-family: sans-serif; }\n", {"Content-Type": "text/css"}
+        if path == "/static/logo.png":
+            return PNG_1x1, {"Content-Type": "image/png"}
+        m = re.fullmatch(r"/api/(\d+)\.json", path)
+        if m and int(m.group(1)) < self.size(host):
+            body = json.dumps(self.page_data(host, int(m.group(1))), ensure_ascii=False).encode()
+            return body, {"Content-Type": "application/json; charset=utf-8"}
+        return None
 
     def _href(self, page: Page, target: str) -> str:
         """Links inside the host are written relative (to <base> when there is one)."""
@@ -498,6 +549,30 @@ class SandboxWeb:
         index = {self.url(h, k): (h, k) for h in self.hosts for k in range(self.size(h))}
         return {(u, link.target) for u in pages for link in self.page(*index[u]).links}
 
+
+_JS_MIX = {4: "spa", 5: "fetch", 6: "bare"}
+
+#: The script of every JavaScript host: renders the page's data (inline, or fetched as JSON).
+APP_JS = """(function () {
+  function esc(s) { return String(s).replace(/[&<>"]/g, function (c) {
+    return {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]; }); }
+  function render(d) {
+    document.title = d.title;
+    var root = document.getElementById("app") || document.getElementById("root") || document.querySelector("main");
+    var html = "<h1>" + esc(d.title) + "</h1><p>" + esc(d.text) + "</p><ul>";
+    d.links.forEach(function (l) {
+      html += '<li><a href="' + esc(l.href) + '"' + (l.nofollow ? ' rel="nofollow"' : "") + ">" + esc(l.anchor) + "</a></li>";
+    });
+    root.innerHTML = html + "</ul>";
+  }
+  if (window.__PAGE_DATA__) {
+    render(JSON.parse(decodeURIComponent(escape(atob(window.__PAGE_DATA__)))));
+  } else {
+    fetch("/api/" + window.__PAGE__ + ".json").then(function (r) { return r.json(); }).then(render);
+  }
+})();
+"""
+PNG_1x1 = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")
 
 _CONTENT_MIX = {0: "template", 1: "template", 9: "template", 2: "variants", 7: "variants", 3: "mirror", 8: "mirror"}
 #: share of words edited in each member of a near-duplicate family (members 0 and 1 are identical)

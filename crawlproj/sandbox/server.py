@@ -76,6 +76,8 @@ class SandboxServer:
                 if status == 301:  # an endless chain of robots.txt redirects
                     hop = int(request.query.get("hop", "0")) + 1
                     headers["Location"] = f"/robots.txt?hop={hop}"
+            elif spec.js and (asset := self.web.js_asset(host, request.path)) is not None:
+                status, (body, headers) = 200, asset
             else:
                 k = self.web.page_index(host, request.path) if not request.query_string else None
                 if k is not None:
@@ -182,6 +184,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-japanese", action="store_true", help="no Japanese hosts")
     parser.add_argument("--content-mix", action="store_true",
                         help="content families: template, near-duplicate variants and mirror hosts")
+    parser.add_argument("--js-mix", action="store_true",
+                        help="JavaScript-only hosts: i %% 10 == 4 spa, 5 fetch() of JSON, 6 bare script")
     parser.add_argument("--seed", type=int, default=d.seed, help="random seed of the generated web")
     parser.add_argument(
         "--host", action="append", default=[], metavar="I:KEY=V,...",
@@ -197,7 +201,7 @@ def config_from_args(args: argparse.Namespace) -> SandboxConfig:
         hosts=args.hosts, pages=args.pages, power_law=args.power_law, out_links=args.out_links,
         cross_host=args.cross_host, page_bytes=args.page_bytes, latency=args.latency,
         bandwidth=args.bandwidth, error_rate=args.error_rate, robots_mix=not args.no_robots_mix,
-        japanese=not args.no_japanese, content_mix=args.content_mix, seed=args.seed, crawl_delay=args.crawl_delay,
+        japanese=not args.no_japanese, content_mix=args.content_mix, js_mix=args.js_mix, seed=args.seed, crawl_delay=args.crawl_delay,
     )
     overrides = []
     probe = SandboxWeb(dataclasses.replace(base, overrides=()))

@@ -106,9 +106,9 @@ SUSPEND_FOR = 300.0
 #: Keep-alive (seed 004): connections are reused per host; when a server closes keep-alive
 #: (Connection: close), the host rests this many seconds. 0 turns it off.
 KEEPALIVE_CLOSE_PAUSE = 2.0
-DOWNLOAD_HANDLERS = {
-    "http": "crawlproj.politeness.keepalive.KeepAliveAwareDownloadHandler",
-    "https": "crawlproj.politeness.keepalive.KeepAliveAwareDownloadHandler",
+DOWNLOAD_HANDLERS = {  # keep-alive aware HTTP/1.1, and rendering for requests that need it
+    "http": "crawlproj.rendering.handler.RenderingDownloadHandler",
+    "https": "crawlproj.rendering.handler.RenderingDownloadHandler",
 }
 #: At most this many requests in flight to one IP address across all its host names
 #: (seed 004: one server hosting many subdomains). 0: no cap.
@@ -160,6 +160,8 @@ DOWNLOADER_MIDDLEWARES = {
     "crawlproj.politeness.address_safety.AddressSafetyMiddleware": 50,
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "crawlproj.politeness.robots.RobotsTxtMiddleware": 100,
+    # Static first; a page whose HTML is an empty JavaScript shell goes back to be rendered.
+    "crawlproj.rendering.middleware.RenderDecisionMiddleware": 950,
     # Next to the download handler: sees raw 503s and dropped connections before retries.
     "crawlproj.politeness.feedback.FeedbackMiddleware": 990,
 }
@@ -183,6 +185,37 @@ HTTPERROR_ALLOW_ALL = True
 COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False
 LOG_LEVEL = "INFO"
+
+# -- JavaScript rendering (scrapy-playwright, the system Chromium) ------------
+#: auto: fetch statically, render only pages whose HTML needs JavaScript (and hosts whose
+#: pages keep needing it, directly); always: render every page; never: no browser at all.
+RENDER_MODE = "auto"
+#: The browser; empty: /usr/bin/chromium, then chromium on PATH. Never a Playwright download.
+CHROMIUM_PATH = ""
+#: Pages open in the browser at once (each costs tens of MB).
+RENDER_MAX_PAGES = 4
+#: Seconds for the navigation itself, and for the whole render (page closed after either).
+RENDER_NAVIGATION_TIMEOUT = 30.0
+RENDER_TIMEOUT = 60.0
+#: The DOM is read once no sub-request has been pending for this many seconds (a fetch()
+#: started by a script is waited for), or after RENDER_IDLE_TIMEOUT at most.
+RENDER_IDLE_SECONDS = 0.3
+RENDER_IDLE_TIMEOUT = 10.0
+#: A fresh browser context after this many pages (bounds the browser's memory). 0: never.
+RENDER_CONTEXT_MAX_PAGES = 100
+#: Browser requests of these Playwright resource types are blocked (never reach the server).
+RENDER_BLOCK_RESOURCE_TYPES = ["image", "media", "font", "stylesheet", "texttrack", "eventsource",
+                               "websocket", "manifest", "ping", "other"]
+#: Let a rendered page fetch from other hosts. Off: those requests would bypass the
+#: frontier's one-request-per-host rule for the other host.
+RENDER_OTHER_HOSTS = False
+#: Detection on the static HTML: "little text" is fewer than RENDER_MIN_TEXT visible
+#: characters, "few links" fewer than RENDER_MIN_LINKS, "much script" RENDER_SCRIPT_RATIO x the text.
+RENDER_MIN_TEXT = 200
+RENDER_MIN_LINKS = 3
+RENDER_SCRIPT_RATIO = 4.0
+#: A host switches to direct rendering after this many pages in a row needed it, and back.
+RENDER_HOST_SWITCH = 3
 
 # -- storage -----------------------------------------------------------------
 #: Where pages, links, hosts and errors go. sqlite:///relative/path or sqlite:////absolute/path.

@@ -141,6 +141,7 @@ class CrawlSpiderBase(scrapy.Spider):
                 body=response.body,
                 response_headers=_header_pairs(response.headers),
                 request_headers=_header_pairs(response.request.headers),
+                rendered="playwright" in response.flags,
             )
 
     def parse_sitemap(self, response: Response, **kwargs: Any) -> Iterator[Any]:
@@ -162,7 +163,7 @@ class CrawlSpiderBase(scrapy.Spider):
             if url is None:
                 continue
             if sitemap.type == "sitemapindex":
-                yield scrapy.Request(url, callback=self.parse_sitemap, errback=self.on_error)
+                yield scrapy.Request(url, callback=self.parse_sitemap, errback=self.on_error, meta={"render": False})
             elif not self.scope.refuses(url):
                 self.count("sitemap_urls")
                 yield self.request(url)

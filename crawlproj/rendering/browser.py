@@ -1,0 +1,69 @@
+"""The system Chromium: where it is, and how much memory its processes hold (Linux /proc)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+#: Tried in order when CHROMIUM_PATH is empty (Debian's package, then PATH).
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser")
+INSTALL_HINT = "sudo apt-get install -y --no-install-recommends chromium"
+
+
+def find_chromium(configured: str = "") -> str | None:
+    """The browser executable to launch: ``configured`` if given (and executable), else the
+    first of :data:`CHROMIUM_CANDIDATES` found. Never Playwright's own download."""
+    for candidate in ((configured,) if configured else CHROMIUM_CANDIDATES):
+        path = candidate if os.sep in candidate else shutil.which(candidate)
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as fh:
+                found += [int(x) for x in fh.read().split()]
+    except OSError:
+        pass
+    return found
+
+
+def _name(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""
+
+
+def _pss(pid: int) -> int:
+    """Proportional set size: shared pages divided among the processes sharing them."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def browser_rss(root: int | None = None, names: tuple[str, ...] = ("chrom", "headless_shell")) -> int:
+    """Bytes resident in the browser processes under ``root`` (this process by default).
+
+    Sums the proportional set size (shared pages divided among their sharers, so
+    the browser's many processes are not counted many times over) of every
+    descendant whose name starts with one of ``names``: the browser, its
+    renderers, GPU and utility processes.
+    """
+    total, stack = 0, [root or os.getpid()]
+    while stack:
+        pid = stack.pop()
+        for child in _children(pid):
+            stack.append(child)
+            if _name(child).startswith(names):
+                total += _pss(child)
+    return total

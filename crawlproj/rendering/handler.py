@@ -1,0 +1,272 @@
+"""The download handler: plain HTTP/1.1, or a page rendered in the system Chromium.
+
+Requests with ``meta["playwright"]`` (set by
+:class:`~crawlproj.rendering.middleware.RenderDecisionMiddleware`) are rendered
+through scrapy-playwright; every other request takes Scrapy's HTTP/1.1 path, with
+the server's ``Connection`` header exposed as in
+:mod:`crawlproj.politeness.keepalive`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from contextlib import suppress
+from functools import partial
+from typing import Any
+from urllib.parse import urlsplit
+
+from scrapy import Request
+from scrapy.crawler import Crawler
+from scrapy.http import Response
+from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+from scrapy_playwright.page import PageMethod
+
+from .. import signals as crawl_signals
+from ..frontier.scheduler import host_key
+from ..politeness.interval import IntervalPolicy
+from ..politeness.keepalive import expose_connection_header
+from .browser import INSTALL_HINT, browser_rss, find_chromium
+from .pacing import SubrequestPacer
+
+logger = logging.getLogger(__name__)
+
+#: Response headers that describe the transfer, not the (already decoded) body.
+_TRANSFER_HEADERS = {b"content-encoding", b"content-length", b"transfer-encoding", b"connection", b"keep-alive"}
+#: Browser request headers passed on to the server; Scrapy adds its own User-Agent.
+_FORWARDED_HEADERS = {"accept", "accept-language", "referer"}
+
+
+class RenderTimeout(Exception):
+    """A render took longer than ``RENDER_TIMEOUT``; its page was closed."""
+
+
+class _Render:
+    """One page being rendered: its pending sub-requests, for the idle wait, and what they cost."""
+
+    def __init__(self, host: str, key: str, idle_seconds: float, idle_timeout: float) -> None:
+        self.host, self.key = host, key
+        self.idle_seconds, self.idle_timeout = idle_seconds, idle_timeout
+        self.pending = 0
+        self.last_activity = time.monotonic()
+        self.server_seconds = 0.0  # the longest sub-request: what the server spent on one fetch
+        self.document: tuple[bytes, str] | None = None  # the raw main document (body, Content-Type)
+        self.idle_timed_out = False
+
+    def begin(self) -> None:
+        self.pending += 1
+        self.last_activity = time.monotonic()
+
+    def end(self) -> None:
+        self.pending -= 1
+        self.last_activity = time.monotonic()
+
+    async def wait_idle(self, page: Any) -> None:
+        """Return once no sub-request has been pending for ``idle_seconds`` (a fetch() started by a
+        script after the load event is waited for), or after ``idle_timeout`` at most."""
+        deadline = time.monotonic() + self.idle_timeout
+        while time.monotonic() < deadline:
+            if self.pending == 0 and time.monotonic() - self.last_activity >= self.idle_seconds:
+                return
+            await asyncio.sleep(0.02)
+        self.idle_timed_out = True
+
+
+class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
+    """Renders flagged requests in the system Chromium, politely and on a budget.
+
+    Promises:
+
+    * the browser is ``CHROMIUM_PATH`` (or the system ``chromium``), launched on the
+      first render only, never a Playwright download;
+    * at most ``RENDER_MAX_PAGES`` pages are open at once, each is closed after its
+      render, on error and on timeout too (``RENDER_TIMEOUT`` for the whole render,
+      ``RENDER_NAVIGATION_TIMEOUT`` for the navigation);
+    * a fresh browser context every ``RENDER_CONTEXT_MAX_PAGES`` pages (the old one is
+      closed once its pages are done), so a long crawl does not grow the browser;
+    * resource types in ``RENDER_BLOCK_RESOURCE_TYPES`` (images, fonts, media, ...),
+      non-GET requests and, unless ``RENDER_OTHER_HOSTS``, requests to other hosts
+      are blocked;
+    * every other browser request is fetched by Scrapy's downloader (robots.txt,
+      address safety, size limits and the User-Agent apply), one at a time per host
+      with the politeness rest between them (:class:`~.pacing.SubrequestPacer`);
+    * the DOM is read once no sub-request has been pending for ``RENDER_IDLE_SECONDS``.
+
+    It records on the request: ``render_server_seconds`` (the longest sub-request,
+    the fetch duration the frontier's politeness uses) and ``render_document`` (the
+    raw HTML the server sent, which tells whether the page needed rendering).
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        expose_connection_header(self)
+        s = crawler.settings
+        self.crawler = crawler
+        options = dict(self.config.launch_options)
+        if "executable_path" not in options:
+            options["executable_path"] = find_chromium(s.get("CHROMIUM_PATH") or "") or s.get("CHROMIUM_PATH") or ""
+        options.setdefault("headless", True)
+        self.config.launch_options = options
+        self.max_pages = s.getint("RENDER_MAX_PAGES")
+        self.config.max_pages_per_context = self.max_pages
+        self.config.navigation_timeout_ms = s.getfloat("RENDER_NAVIGATION_TIMEOUT") * 1000
+        self.render_timeout = s.getfloat("RENDER_TIMEOUT")
+        self.idle_seconds = s.getfloat("RENDER_IDLE_SECONDS")
+        self.idle_timeout = s.getfloat("RENDER_IDLE_TIMEOUT")
+        self.context_max_pages = s.getint("RENDER_CONTEXT_MAX_PAGES")
+        self.blocked_types = {t.lower() for t in s.getlist("RENDER_BLOCK_RESOURCE_TYPES")}
+        self.other_hosts = s.getbool("RENDER_OTHER_HOSTS")
+        self.key_mode = s.get("FRONTIER_KEY")
+        self.policy = IntervalPolicy.from_settings(s)
+        self._crawl_delay: dict[str, float] = {}
+        self.pacer = SubrequestPacer(self._rest)
+        self._pages = asyncio.Semaphore(self.max_pages)
+        self._launched = False
+        self._launching = asyncio.Lock()
+        self._generation = 0
+        self._generation_pages = 0
+        self._open: Counter[int] = Counter()  # context generation -> renders in progress
+        self._rss_sampled = 0.0
+        crawler.signals.connect(self._robots_fetched, signal=crawl_signals.robots_fetched)
+
+    # -- launch and close ----------------------------------------------------
+    async def _maybe_launch_in_thread(self) -> None:
+        """scrapy-playwright starts Playwright with the engine; we wait for the first render."""
+
+    async def _ensure_launched(self) -> None:
+        async with self._launching:
+            if not self._launched:
+                path = self.config.launch_options.get("executable_path")
+                if not path:
+                    raise RuntimeError(f"no Chromium to render with; install it ({INSTALL_HINT}) or set CHROMIUM_PATH")
+                await self._launch()
+                self._launched = True
+                logger.info("rendering with %s (at most %d pages at once)", path, self.max_pages)
+
+    # -- one render ----------------------------------------------------------
+    async def _download_request(self, request: Request, spider: Any = None) -> Response:
+        await self._ensure_launched()
+        async with self._pages:
+            generation = self._generation
+            self._generation_pages += 1
+            if self.context_max_pages and self._generation_pages >= self.context_max_pages:
+                self._generation += 1  # the next render opens a fresh context
+                self._generation_pages = 0
+            request.meta["playwright_context"] = f"render-{generation}"
+            self._open[generation] += 1
+            try:
+                return await asyncio.wait_for(super()._download_request(request, spider), self.render_timeout)
+            except asyncio.TimeoutError:
+                self.stats.inc_value("render/timeouts")
+                raise RenderTimeout(f"rendering {request.url} took over {self.render_timeout:g} s") from None
+            finally:
+                self._open[generation] -= 1
+                await self._retire_contexts()
+                self._sample_memory()
+
+    async def _download_request_with_page(self, request: Request, page: Any, spider: Any) -> Response:
+        host = urlsplit(request.url).hostname or ""
+        render = _Render(host, self._key(host), self.idle_seconds, self.idle_timeout)
+        # Replace scrapy-playwright's route handler: every request of the page goes through ours.
+        await page.unroute("**")
+        await page.route("**", partial(self._route, render, page))
+        methods = list(request.meta.get("playwright_page_methods") or ())
+        request.meta["playwright_page_methods"] = [*methods, PageMethod(render.wait_idle)]
+        self.stats.inc_value("render/pages")
+        try:
+            response = await super()._download_request_with_page(request, page, spider)
+        finally:
+            request.meta["playwright_page_methods"] = methods
+            if not page.is_closed():  # an error or a timeout: the page still goes
+                with suppress(Exception):
+                    await page.close()
+                self.stats.inc_value("render/pages_closed_after_error")
+        if render.idle_timed_out:
+            self.stats.inc_value("render/idle_timeouts")
+        request.meta["render_server_seconds"] = render.server_seconds
+        request.meta["render_document"] = render.document
+        return response
+
+    async def _route(self, render: _Render, page: Any, route: Any, browser_request: Any) -> None:
+        render.begin()
+        try:
+            refused = self._refuses(render, browser_request)
+            if refused:
+                self.stats.inc_value(f"render/blocked/{refused}")
+                await route.abort("blockedbyclient")
+                return
+            main_document = browser_request.resource_type == "document" and browser_request.frame == page.main_frame
+            response = await self.pacer.run(render.key, partial(self._fetch, render, browser_request))
+            if main_document:
+                render.document = (response.body, (response.headers.get(b"Content-Type") or b"").decode("latin-1"))
+            headers = {k.decode("latin-1"): ", ".join(v.decode("latin-1") for v in values)
+                       for k, values in response.headers.items() if k.lower() not in _TRANSFER_HEADERS}
+            await route.fulfill(status=response.status, headers=headers, body=response.body)
+        except Exception as exc:  # noqa: BLE001 - robots.txt, address safety, network errors, a closed page
+            self.stats.inc_value("render/subrequest_errors")
+            logger.debug("render sub-request %s failed: %r", browser_request.url, exc)
+            with suppress(Exception):
+                await route.abort("failed")
+        finally:
+            render.end()
+
+    def _refuses(self, render: _Render, browser_request: Any) -> str | None:
+        """Why a browser request is not fetched (a stats key), or None."""
+        if browser_request.resource_type in self.blocked_types:
+            return browser_request.resource_type
+        parts = urlsplit(browser_request.url)
+        if parts.scheme not in ("http", "https"):
+            return "scheme"
+        if browser_request.method not in ("GET", "HEAD"):
+            return "method"  # a crawler reads; it never submits
+        if not self.other_hosts and (parts.hostname or "") != render.host:
+            return "other_host"
+        return None
+
+    async def _fetch(self, render: _Render, browser_request: Any) -> Response:
+        """Fetch one browser request with Scrapy's downloader (its own slot, so it does not
+        queue behind the render that is waiting for it)."""
+        headers = {k: v for k, v in (await browser_request.all_headers()).items() if k.lower() in _FORWARDED_HEADERS}
+        host = urlsplit(browser_request.url).hostname or ""
+        request = Request(browser_request.url, method=browser_request.method, headers=headers, dont_filter=True,
+                          meta={"render_subrequest": True, "dont_redirect": True, "dont_retry": True,
+                                "handle_httpstatus_all": True, "download_slot": f"render:{host}"})
+        started = time.monotonic()
+        response = await self.crawler.engine.download_async(request)
+        render.server_seconds = max(render.server_seconds, time.monotonic() - started)
+        self.stats.inc_value("render/subrequests")
+        return response
+
+    # -- politeness ----------------------------------------------------------
+    def _key(self, host: str) -> str:
+        return host_key(host, "domain" if self.key_mode == "domain" else "host")
+
+    def _rest(self, key: str, duration: float) -> float:
+        return self.policy.interval(duration, self._crawl_delay.get(key)).seconds
+
+    def _robots_fetched(self, host: str, status: int | None, crawl_delay: float | None = None,
+                        duration: float | None = None) -> None:
+        if crawl_delay is not None:
+            self._crawl_delay[self._key(host or "")] = crawl_delay
+
+    # -- budget --------------------------------------------------------------
+    async def _retire_contexts(self) -> None:
+        """Close the contexts of past generations once their last page is done."""
+        for generation in [g for g, n in self._open.items() if g < self._generation and n <= 0]:
+            del self._open[generation]
+            wrapper = self.context_wrappers.get(f"render-{generation}")
+            if wrapper is not None:
+                with suppress(Exception):
+                    await wrapper.context.close()
+                self.stats.inc_value("render/contexts_closed")
+
+    def _sample_memory(self) -> None:
+        now = time.monotonic()
+        if now - self._rss_sampled < 1.0:
+            return
+        self._rss_sampled = now
+        rss = browser_rss()
+        self.stats.set_value("render/browser_rss_bytes", rss)
+        self.stats.max_value("render/browser_rss_max_bytes", rss)

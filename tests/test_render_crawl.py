@@ -1,0 +1,68 @@
+"""Rendering in real crawls: the sandbox's JavaScript-only hosts, a real Chromium, the server's record."""
+
+from collections import Counter
+
+from crawlproj.sandbox import harness
+
+INTERVAL = 0.05
+
+
+def test_javascript_pages_are_rendered_politely_and_static_pages_never(sandbox_factory, tmp_path):
+    # No cross-host links: the pages of a JavaScript host can only be found through its rendered links.
+    sandbox = sandbox_factory("--hosts", "20", "--pages", "8", "--js-mix", "--cross-host", "0")
+    web = sandbox.web
+    conn, result = harness.crawl_sandbox(sandbox, tmp_path, MIN_INTERVAL=INTERVAL, RENDER_HOST_SWITCH=2)
+    stats = result.stats
+    js_hosts = {web.host_name(h) for h in web.hosts if web.specs[h].js}
+    assert len(js_hosts) == 6
+    pages = {url: (host, rendered, title, text_length) for url, host, rendered, title, text_length in
+             conn.execute("SELECT url, host, rendered, title, text_length FROM pages")}
+    # Every page is found, including those linked only from script-built DOMs (spa, fetch() of JSON, bare).
+    assert set(pages) == web.expected_pages()
+    reachable_js = [u for u, (host, *_) in pages.items() if host in js_hosts and not u.endswith("/")]
+    assert len(reachable_js) >= 15
+    for url, (host, rendered, title, text_length) in pages.items():
+        h = web.host_index(host)
+        k = web.page_index(h, "/" + url.split("/", 3)[3])
+        if host in js_hosts:
+            # The stored page is the DOM after the script ran: its title and text, not "Loading...".
+            assert rendered == 1 and title == web.page(h, k).title, (url, title)
+            assert abs(text_length - len(web.main_text(h, k))) <= 10, (url, text_length)
+        else:
+            assert rendered == 0, url  # a static page is never rendered
+    assert stats["render/rendered"] == sum(1 for _, r, _, _ in pages.values() if r)
+    assert stats["render/static_pages"] >= sum(1 for _, r, _, _ in pages.values() if not r)
+    records = sandbox.records()
+    page_fetches = Counter((r.host, r.path) for r in records if r.path != "/robots.txt")
+    # Static hosts: each page fetched exactly once. JavaScript hosts: static-first until the host
+    # switches to direct rendering after RENDER_HOST_SWITCH shells, then one fetch a page.
+    for (host, path), n in page_fetches.items():
+        if host not in js_hosts:
+            assert n == 1, (host, path, n)
+    for host in js_hosts:
+        documents = sum(n for (h, p), n in page_fetches.items() if h == host and not p.startswith(("/static/", "/api/")))
+        stored = sum(1 for h, *_ in pages.values() if h == host)
+        assert stored <= documents <= stored + 2, (host, documents, stored)
+    assert stats["render/hosts_to_direct"] == len({h for h, r, *_ in pages.values() if r})
+    # The browser's sub-requests reached the server only as scripts and JSON; images and CSS were blocked.
+    paths = {path for _, path in page_fetches}
+    assert "/static/app.js" in paths and any(p.startswith("/api/") for p in paths)
+    assert not [p for p in paths if p.endswith((".png", ".css"))]
+    assert stats["render/blocked/image"] == stats["render/blocked/stylesheet"] == stats["render/pages"]
+    # Politeness on the server's record, sub-requests included: never two at once, never too soon.
+    report = sandbox.report(INTERVAL)
+    assert report["max_concurrency"] == 1 and report["violations"] == 0, report
+    assert stats["render/pages"] == stats["playwright/page_count/closed"]  # every page closed
+    assert stats["playwright/page_count/max_concurrent"] <= 4
+
+
+def test_render_mode_never_starts_no_browser(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory("--hosts", "10", "--pages", "4", "--js-mix", "--cross-host", "0", "--no-robots-mix")
+    conn, result = harness.crawl_sandbox(sandbox, tmp_path, MIN_INTERVAL=0.02, RENDER_MODE="never",
+                                         CHROMIUM_PATH="/nonexistent")
+    assert not [k for k in result.stats if k.startswith(("render/", "playwright/"))]
+    assert conn.execute("SELECT COUNT(*) FROM pages WHERE rendered = 1").fetchone()[0] == 0
+    # Without rendering, a JavaScript host yields its shell root page only.
+    js_hosts = [sandbox.web.host_name(h) for h in sandbox.web.hosts if sandbox.web.specs[h].js]
+    for host in js_hosts:
+        assert conn.execute("SELECT COUNT(*) FROM pages WHERE host = ?", (host,)).fetchone()[0] == 1
