@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from crawlproj.rendering.browser import browser_rss  # noqa: E402
+from crawlproj.rendering.browser import browser_rss, descendants  # noqa: E402
 from crawlproj.sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command  # noqa: E402
 
 INTERVAL = 0.05
@@ -45,16 +45,13 @@ INTERVAL = 0.05
 
 def _tree_cpu(pid: int) -> float:
     """CPU seconds of a process and its live descendants (children reaped count through cutime)."""
-    total, stack, tick = 0.0, [pid], os.sysconf("SC_CLK_TCK")
-    while stack:
-        p = stack.pop()
+    total, tick = 0.0, os.sysconf("SC_CLK_TCK")
+    for p in [pid, *descendants(pid)]:
         try:
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) / tick
-            for task in os.listdir(f"/proc/{p}/task"):
-                stack += [int(c) for c in Path(f"/proc/{p}/task/{task}/children").read_text().split()]
-        except (OSError, IndexError, ValueError):
+        except (OSError, IndexError):
             continue
+        total += (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) / tick
     return total
 
 

@@ -178,6 +178,7 @@ class Tamura(Simulation):
 
     name = "tamura"
     allocate = True
+    report_errors = True  # the estimator's errors are reported from this run only
 
     def __init__(self, *args, sample: int = 3000, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -202,7 +203,8 @@ class Tamura(Simulation):
         self.tc_min[idx] = np.where(changed, np.minimum(self.tc_min[idx], span), self.tc_min[idx])
         T = np.full(len(idx), now)  # every page's first access was at 0
         estimate = mean_change_interval(T, self.U[idx], self.m[idx], self.tc_min[idx])
-        self._record_errors(idx, span, changed, estimate)
+        if self.report_errors:
+            self._record_errors(idx, span, changed, estimate)
         if self.allocate:
             self.rate[idx] = smoothed_rate(T, self.U[idx], self.m[idx], self.tc_min[idx])
             day = int(now // DAY)
@@ -222,8 +224,8 @@ class Tamura(Simulation):
             last = self.interval[idx]
             new = np.array([
                 self.policy.clamp(self.policy.factor * e, self.py_rng) if not math.isnan(e) else
-                self.policy.singular_interval(now, float(self.U[i]), int(self.m[i]),
-                                              None if math.isnan(li) else float(li), self.py_rng)
+                self.policy.singular(now, float(self.U[i]), int(self.m[i]),
+                                     None if math.isnan(li) else float(li), self.py_rng)[0]
                 for e, i, li in zip(estimate.tolist(), idx.tolist(), last.tolist())])
         self.interval[idx] = new
         return new
@@ -256,6 +258,7 @@ class Tamura(Simulation):
 class TamuraProportional(Tamura):
     name = "tamura_proportional"
     allocate = False
+    report_errors = False
 
 
 class Oracle(Simulation):

@@ -22,6 +22,12 @@ fetch_observed = object()
 #: ``kind`` (dns | timeout | connection | http_5xx). The store counts them per host.
 host_error = object()
 
+#: How long must a host rest after a fetch of ``duration`` seconds? Arguments: ``host``,
+#: ``duration``. The frontier answers with seconds (its minimum interval, the host's
+#: Crawl-delay, the duration rule). The renderer asks it between a page's sub-requests,
+#: so politeness keeps one source.
+rest_after = object()
+
 #: The store is about to commit a batch. No arguments. Components that keep state the
 #: stored pages refer to (the near-duplicate index) commit theirs first, so a kill -9
 #: can never leave a stored page pointing at a canonical page the index forgot.

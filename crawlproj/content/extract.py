@@ -20,6 +20,13 @@ _SPACE = re.compile(r"\s+")
 _FOLLOW_LINK_RELS = {"next", "alternate"}
 
 
+def is_html(content_type: str | bytes | None) -> bool:
+    """Whether a Content-Type names HTML; a response without one is taken as HTML."""
+    if isinstance(content_type, bytes):
+        content_type = content_type.decode("latin-1")
+    return not content_type or "html" in content_type.lower()
+
+
 @dataclass(frozen=True)
 class ExtractedLink:
     url: str

@@ -12,6 +12,7 @@ from scrapy.exceptions import NotConfigured
 from .. import signals as crawl_signals
 from ..items import PageItem
 from ..store import parse_store_uri
+from .extract import is_html
 from .index_storage import SqliteIndexStorage
 from .main_text import main_text
 from .near_duplicates import NearDuplicateIndex
@@ -68,7 +69,7 @@ class NearDuplicatePipeline:
     def process_item(self, item: object, spider: Spider | None = None) -> object:
         if not isinstance(item, PageItem) or not item.body or not 200 <= item.status < 300:
             return item
-        if "html" not in (item.content_type or "text/html").lower():
+        if not is_html(item.content_type):
             return item
         print_ = self.index.fingerprint(main_text(item.body, item.charset))
         item.text_length = print_.length

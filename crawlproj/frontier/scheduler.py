@@ -128,6 +128,7 @@ class FrontierScheduler(BaseScheduler):
         sig.connect(self._robots_fetched, signal=crawl_signals.robots_fetched)
         sig.connect(self._pages_committed, signal=crawl_signals.pages_committed)
         sig.connect(self._fetch_observed, signal=crawl_signals.fetch_observed)
+        sig.connect(self.rest_after, signal=crawl_signals.rest_after)
         self.df.open()
         if self.journal is not None:
             self._resume()
@@ -363,6 +364,11 @@ class FrontierScheduler(BaseScheduler):
         if crawl_delay is not None:
             self._crawl_delay[key] = crawl_delay
         self._robots_rest[key] = self.clock() + self.policy.interval(duration, crawl_delay).seconds
+
+    def rest_after(self, host: str, duration: float) -> float:
+        """Seconds ``host`` rests after a fetch of ``duration`` seconds: the minimum interval,
+        its Crawl-delay, the duration rule (answers :data:`crawlproj.signals.rest_after`)."""
+        return self.policy.interval(duration, self._crawl_delay.get(self._key_of_host(host))).seconds
 
     def _wake_at(self, due: float | None) -> None:
         if due is None:

@@ -20,6 +20,16 @@ def find_chromium(configured: str = "") -> str | None:
     return None
 
 
+def descendants(root: int) -> list[int]:
+    """Every process under ``root`` (children, their children, ...), from /proc."""
+    found, stack = [], [root]
+    while stack:
+        children = _children(stack.pop())
+        found += children
+        stack += children
+    return found
+
+
 def _children(pid: int) -> list[int]:
     found: list[int] = []
     try:
@@ -59,11 +69,4 @@ def browser_rss(root: int | None = None, names: tuple[str, ...] = ("chrom", "hea
     descendant whose name starts with one of ``names``: the browser, its
     renderers, GPU and utility processes.
     """
-    total, stack = 0, [root or os.getpid()]
-    while stack:
-        pid = stack.pop()
-        for child in _children(pid):
-            stack.append(child)
-            if _name(child).startswith(names):
-                total += _pss(child)
-    return total
+    return sum(_pss(pid) for pid in descendants(root or os.getpid()) if _name(pid).startswith(names))

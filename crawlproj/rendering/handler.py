@@ -25,7 +25,6 @@ from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 from scrapy_playwright.page import PageMethod
 
 from .. import signals as crawl_signals
-from ..frontier.scheduler import host_key
 from ..politeness.interval import IntervalPolicy
 from ..politeness.keepalive import expose_connection_header
 from .browser import INSTALL_HINT, browser_rss, find_chromium
@@ -46,8 +45,8 @@ class RenderTimeout(Exception):
 class _Render:
     """One page being rendered: its pending sub-requests, for the idle wait, and what they cost."""
 
-    def __init__(self, host: str, key: str, idle_seconds: float, idle_timeout: float) -> None:
-        self.host, self.key = host, key
+    def __init__(self, host: str, idle_seconds: float, idle_timeout: float) -> None:
+        self.host = host
         self.idle_seconds, self.idle_timeout = idle_seconds, idle_timeout
         self.pending = 0
         self.last_activity = time.monotonic()
@@ -118,9 +117,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         self.context_max_pages = s.getint("RENDER_CONTEXT_MAX_PAGES")
         self.blocked_types = {t.lower() for t in s.getlist("RENDER_BLOCK_RESOURCE_TYPES")}
         self.other_hosts = s.getbool("RENDER_OTHER_HOSTS")
-        self.key_mode = s.get("FRONTIER_KEY")
-        self.policy = IntervalPolicy.from_settings(s)
-        self._crawl_delay: dict[str, float] = {}
+        self.policy = IntervalPolicy.from_settings(s)  # only when no frontier answers rest_after
         self.pacer = SubrequestPacer(self._rest)
         self._pages = asyncio.Semaphore(self.max_pages)
         self._launched = False
@@ -129,7 +126,6 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         self._generation_pages = 0
         self._open: Counter[int] = Counter()  # context generation -> renders in progress
         self._rss_sampled = 0.0
-        crawler.signals.connect(self._robots_fetched, signal=crawl_signals.robots_fetched)
 
     # -- launch and close ----------------------------------------------------
     async def _maybe_launch_in_thread(self) -> None:
@@ -167,8 +163,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 self._sample_memory()
 
     async def _download_request_with_page(self, request: Request, page: Any, spider: Any) -> Response:
-        host = urlsplit(request.url).hostname or ""
-        render = _Render(host, self._key(host), self.idle_seconds, self.idle_timeout)
+        render = _Render(urlsplit(request.url).hostname or "", self.idle_seconds, self.idle_timeout)
         # Replace scrapy-playwright's route handler: every request of the page goes through ours.
         await page.unroute("**")
         await page.route("**", partial(self._route, render, page))
@@ -198,7 +193,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 await route.abort("blockedbyclient")
                 return
             main_document = browser_request.resource_type == "document" and browser_request.frame == page.main_frame
-            response = await self.pacer.run(render.key, partial(self._fetch, render, browser_request))
+            response = await self.pacer.run(render.host, partial(self._fetch, render, browser_request))
             if main_document:
                 render.document = (response.body, (response.headers.get(b"Content-Type") or b"").decode("latin-1"))
             headers = {k.decode("latin-1"): ", ".join(v.decode("latin-1") for v in values)
@@ -240,16 +235,11 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         return response
 
     # -- politeness ----------------------------------------------------------
-    def _key(self, host: str) -> str:
-        return host_key(host, "domain" if self.key_mode == "domain" else "host")
-
-    def _rest(self, key: str, duration: float) -> float:
-        return self.policy.interval(duration, self._crawl_delay.get(key)).seconds
-
-    def _robots_fetched(self, host: str, status: int | None, crawl_delay: float | None = None,
-                        duration: float | None = None) -> None:
-        if crawl_delay is not None:
-            self._crawl_delay[self._key(host or "")] = crawl_delay
+    def _rest(self, host: str, duration: float) -> float:
+        """The frontier's rest for ``host`` after a fetch of ``duration``: one source of politeness."""
+        answers = [seconds for _, seconds in self.crawler.signals.send_catch_log(
+            crawl_signals.rest_after, host=host, duration=duration) if isinstance(seconds, (int, float))]
+        return max(answers) if answers else self.policy.interval(duration).seconds
 
     # -- budget --------------------------------------------------------------
     async def _retire_contexts(self) -> None:

@@ -12,6 +12,7 @@ from scrapy.http import Response
 from scrapy.utils.httpobj import urlparse_cached
 from w3lib.encoding import html_to_unicode
 
+from ..content.extract import is_html
 from .detect import Verdict, needs_rendering
 from .hosts import HostRenderMemory
 
@@ -77,13 +78,13 @@ class RenderDecisionMiddleware:
             self.stats.inc_value("render/rendered")
             self.stats.inc_value(f"render/rendered_by/{request.meta.get('render_reason', 'request')}")
             document = request.meta.pop("render_document", None)
-            if self.mode == "auto" and document is not None and _is_html(document[1]):
+            if self.mode == "auto" and document is not None and is_html(document[1]):
                 self._learn(host, self.judge(document[0], document[1]))
             return response
         if self.mode != "auto" or not 200 <= response.status < 300:
             return response
         content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
-        if not _is_html(content_type) or len(response.body) > _SHELL_MAX_BYTES:
+        if not is_html(content_type) or len(response.body) > _SHELL_MAX_BYTES:
             return response
         verdict = self.judge(response.body, content_type)
         self._learn(host, verdict)
@@ -108,7 +109,3 @@ class RenderDecisionMiddleware:
             self.stats.set_value("render/hosts_direct", self.memory.direct_hosts)
             logger.info("host %s: pages now fetched %s", host,
                         "rendered directly" if switched == "direct" else "statically first")
-
-
-def _is_html(content_type: str) -> bool:
-    return not content_type or "html" in content_type.lower()

@@ -11,7 +11,7 @@ T = TypeVar("T")
 
 
 class SubrequestPacer:
-    """Serialises the browser's requests per politeness key and rests the key between them.
+    """Serialises the browser's requests per host (or any key) and rests it between them.
 
     The frontier hands out a page's navigation only when its host is due and never
     two at once, so the document goes straight away. Each further request of the

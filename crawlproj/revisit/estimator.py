@@ -62,12 +62,20 @@ def mean_change_interval(T, U, m, tc_min):  # noqa: N803 - the paper's names
     """Eq. (3): ``t_c / log(T / U)`` with ``t_c = sqrt(tc_min * (T - U) / m)``; NaN where singular
     (``T <= 0``, ``U <= 0``, ``U >= T`` or ``m = 0``)."""
     T, U, m, tc_min = (np.asarray(x, dtype=float) for x in (T, U, m, tc_min))
-    ok = (T > 0) & (U > 0) & (U < T) & (m > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        tc_avg = (T - U) / m
-        tc = np.sqrt(np.minimum(tc_min, tc_avg) * tc_avg)  # tc_min <= tc_avg always; guard rounding
-        value = tc / np.log(T / U)
-    return np.where(ok, value, np.nan)
+        value = _tc(T, U, m, tc_min) / np.log(T / U)
+    return np.where(_estimable(T, U, m), value, np.nan)
+
+
+def _estimable(T, U, m):  # noqa: N803
+    """Where eq. (3) is defined: 0 < U < T, with at least one change."""
+    return (T > 0) & (U > 0) & (U < T) & (m > 0)
+
+
+def _tc(T, U, m, tc_min):  # noqa: N803
+    """The geometric mean of t_c min and t_c avg = (T - U) / m (NaN or inf where m = 0)."""
+    tc_avg = (T - U) / m
+    return np.sqrt(np.minimum(tc_min, tc_avg) * tc_avg)  # tc_min <= tc_avg always; guard rounding
 
 
 def mle_rate(changed: Sequence[float], unchanged: Sequence[float], tol: float = 1e-12) -> float | None:
@@ -123,9 +131,8 @@ def smoothed_rate(T, U, m, tc_min):  # noqa: N803 - the paper's names
     """
     T, U, m, tc_min = (np.asarray(x, dtype=float) for x in (T, U, m, tc_min))
     with np.errstate(divide="ignore", invalid="ignore"):
-        eq3 = 1.0 / mean_change_interval(T, U, m, tc_min)
-        tc_avg = (T - U) / m
-        tc = np.sqrt(np.minimum(tc_min, tc_avg) * tc_avg)
+        tc = _tc(T, U, m, tc_min)
+        eq3 = np.where(_estimable(T, U, m), np.log(T / U) / tc, np.nan)
         always = np.log(m + 1) / tc
         never = math.log(2) / T
     value = np.where(np.isnan(eq3), np.where(m > 0, always, never), eq3)

@@ -52,10 +52,6 @@ class RevisitPolicy:
             return self.clamp(self.factor * estimate, rng), "estimate"
         return self.singular(history.elapsed, history.unchanged, history.changes, last_interval, rng)
 
-    def singular_interval(self, T: float, U: float, m: int, last_interval: float | None,  # noqa: N803
-                          rng: random.Random) -> float:
-        return self.singular(T, U, m, last_interval, rng)[0]
-
     def singular(self, T: float, U: float, m: int, last_interval: float | None,  # noqa: N803
                  rng: random.Random) -> tuple[float, str]:
         """The interval where eq. (3) has no estimate: after the first access, never changed

@@ -397,31 +397,23 @@ class SandboxWeb:
             body.append('<img src="/map.png" usemap="#m" alt=""><map name="m">' + "".join(area) + "</map>")
         if template:
             body += ["</div>", _template(spec.japanese)[1]]
-        html = (
-            "<!DOCTYPE html>\n<html><head>" + "".join(head) + "</head>\n<body>" + "\n".join(body) + "</body></html>\n"
-        )
-        ctype = "text/html" + (f"; charset={spec.charset}" if spec.charset_in_header else "")
-        return html.encode(spec.charset), {"Content-Type": ctype}
+        return _document(spec, head, body)
 
     def _render_js(self, host: int, k: int, head: list[str]) -> tuple[bytes, dict[str, str]]:
         """A JavaScript-only page: its text and links exist only after /static/app.js runs.
         The images and the stylesheet are there to be blocked by a polite renderer."""
         spec = self.specs[host]
         head.append('<link rel="stylesheet" href="/static/app.css">')
-        if spec.js == "spa":
-            data = base64.b64encode(json.dumps(self.page_data(host, k)).encode()).decode()
-            body = ['<div id="app" data-v-app></div>',
-                    "<noscript>You need to enable JavaScript to run this app.</noscript>",
-                    f'<script>window.__PAGE_DATA__ = "{data}";</script>']
-        elif spec.js == "fetch":
+        if spec.js == "fetch":
             body = ['<div id="root"></div>', f"<script>window.__PAGE__ = {k};</script>"]
-        else:  # bare: no mount node, no <noscript>; only much script and no text
+        else:
             data = base64.b64encode(json.dumps(self.page_data(host, k)).encode()).decode()
-            body = ['<main class="page"></main>', f'<script>window.__PAGE_DATA__ = "{data}";</script>']
+            inline = f'<script>window.__PAGE_DATA__ = "{data}";</script>'
+            body = (['<div id="app" data-v-app></div>',
+                     "<noscript>You need to enable JavaScript to run this app.</noscript>", inline]
+                    if spec.js == "spa" else ['<main class="page"></main>', inline])  # bare: only much script
         body += ['<img src="/static/logo.png" alt="">', '<script src="/static/app.js"></script>']
-        html = "<!DOCTYPE html>\n<html><head>" + "".join(head) + "</head>\n<body>" + "\n".join(body) + "</body></html>\n"
-        ctype = "text/html" + (f"; charset={spec.charset}" if spec.charset_in_header else "")
-        return html.encode(spec.charset), {"Content-Type": ctype}
+        return _document(spec, head, body)
 
     def js_asset(self, host: int, path: str) -> tuple[bytes, dict[str, str]] | None:
         """The sub-resources of a JavaScript host: /static/app.js, /static/app.css,
@@ -601,6 +593,13 @@ def _template(japanese: bool) -> tuple[str, str]:
     before = (f'<header class="site-header"><div class="logo">{prose(4)}</div><p class="tagline">{prose(20)}</p>'
               f'</header><nav class="menu"><ul>{nav}</ul></nav><aside class="sidebar">{side}</aside>')
     return before, f'<footer class="site-footer">{foot}<p class="copyright">(c) {prose(6)}</p></footer>'
+
+
+def _document(spec: HostSpec, head: list[str], body: list[str]) -> tuple[bytes, dict[str, str]]:
+    """A page's bytes in the host's charset, and its Content-Type (with or without the charset)."""
+    html = "<!DOCTYPE html>\n<html><head>" + "".join(head) + "</head>\n<body>" + "\n".join(body) + "</body></html>\n"
+    ctype = "text/html" + (f"; charset={spec.charset}" if spec.charset_in_header else "")
+    return html.encode(spec.charset), {"Content-Type": ctype}
 
 
 @lru_cache(maxsize=64)

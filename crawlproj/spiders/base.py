@@ -12,7 +12,7 @@ from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
-from ..content.extract import ExtractedLink, iter_links, page_title, robots_directives
+from ..content.extract import ExtractedLink, is_html, iter_links, page_title, robots_directives
 from ..items import FetchError, PageItem, Skipped
 from ..scope import Scope
 from ..urls import InvalidURL, canonicalize, host_of
@@ -90,8 +90,8 @@ class CrawlSpiderBase(scrapy.Spider):
         links: list[ExtractedLink] = []
         directives: set[str] = set()
         title = None
-        is_html = isinstance(response, TextResponse) and b"html" in (response.headers.get(b"Content-Type") or b"html")
-        if is_html and 200 <= response.status < 300:
+        html_page = isinstance(response, TextResponse) and is_html(response.headers.get(b"Content-Type"))
+        if html_page and 200 <= response.status < 300:
             try:
                 directives = robots_directives(response.selector, self.robots_agent)
                 title = page_title(response.selector)
