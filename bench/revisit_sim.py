@@ -44,7 +44,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crawlproj.revisit.estimator import mean_change_interval, mle_rate, smoothed_rate  # noqa: E402
-from crawlproj.revisit.schedule import DAY, RevisitPolicy, allocate_intervals, optimal_intervals  # noqa: E402
+from crawlproj.revisit.schedule import DAY, RevisitPolicy, budget_intervals, optimal_intervals  # noqa: E402
 
 HOUR = 3600.0
 YEAR = 365 * DAY
@@ -219,7 +219,7 @@ class Tamura(Simulation):
                     self.target = float(np.clip(self.target * budget / used, 0.5 * budget, 2 * budget))
                 known = ~np.isnan(self.rate)
                 _, self.mu = optimal_intervals(self.rate[known], self.target / DAY, self.policy, mu_hint=self.mu)
-            new = self.policy.clamp_array(allocate_intervals(self.rate[idx], self.mu), self.rng)
+            new = budget_intervals(self.rate[idx], self.mu, self.policy, self.rng)
         else:  # the paper's rule: eq. (3) times the factor, back-off and shrink where singular
             last = self.interval[idx]
             new = np.array([

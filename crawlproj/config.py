@@ -144,6 +144,46 @@ def _cidr_list(settings: BaseSettings, name: str) -> None:
             raise SettingsError(name, value, f"not an address range: {exc}") from None
 
 
+def _fraction_or_one(settings: BaseSettings, name: str) -> None:
+    _number(float, 0, inclusive=False)(settings, name)
+    if float(settings.get(name)) > 1:
+        raise SettingsError(name, settings.get(name), "must be <= 1")
+
+
+def _probability(settings: BaseSettings, name: str) -> None:
+    _number(float, 0)(settings, name)
+    if float(settings.get(name)) >= 1:
+        raise SettingsError(name, settings.get(name), "must be < 1")
+
+
+def _revisit_range(settings: BaseSettings, name: str) -> None:
+    """REVISIT_MAX_INTERVAL: above REVISIT_MIN_INTERVAL, at most 400 days (seed 001's cap)."""
+    _number(float, 0, inclusive=False)(settings, name)
+    value = settings.getfloat(name)
+    if value < settings.getfloat("REVISIT_MIN_INTERVAL"):
+        raise SettingsError(name, settings.get(name), "must be >= REVISIT_MIN_INTERVAL")
+    if value > 400 * 86400:
+        raise SettingsError(name, settings.get(name), "must be <= 400 days (34560000 s)")
+
+
+def float_pair(settings: BaseSettings, name: str) -> tuple[float, float]:
+    """A two-number setting: a list, "low,high" or "[low, high]" (JSON, as -s passes a list)."""
+    raw = settings.get(name)
+    values = raw.strip().strip("[]").split(",") if isinstance(raw, str) else list(raw)
+    low, high = (float(x) for x in values)
+    return low, high
+
+
+def _interval_pair(settings: BaseSettings, name: str) -> None:
+    raw = settings.get(name)
+    try:
+        low, high = float_pair(settings, name)
+    except (TypeError, ValueError):
+        raise SettingsError(name, raw, "expected two numbers [low, high] in seconds") from None
+    if not 0 < low <= high:
+        raise SettingsError(name, raw, "need 0 < low <= high")
+
+
 CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "USER_AGENT": _non_empty,
     "ADDRESS_ALLOWLIST": _cidr_list,
@@ -227,6 +267,29 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "RENDER_MIN_LINKS": _number(int, 0),
     "RENDER_SCRIPT_RATIO": _number(float, 0),
     "RENDER_HOST_SWITCH": _number(int, 1),
+    "REVISIT_ENABLED": _boolean,
+    "REVISIT_MODE": _choice("off", "incremental"),
+    "REVISIT_TIME_SCALE": _number(float, 0, inclusive=False),
+    "REVISIT_SCHEDULE": _choice("budget", "estimate"),
+    "REVISIT_MIN_INTERVAL": _number(float, 0, inclusive=False),
+    "REVISIT_MAX_INTERVAL": _revisit_range,
+    "REVISIT_FIRST_INTERVAL": _interval_pair,
+    "REVISIT_BACKOFF": _number(float, 1),
+    "REVISIT_SHRINK": _fraction_or_one,
+    "REVISIT_FACTOR": _number(float, 0, inclusive=False),
+    "REVISIT_BUDGET": _number(float, 0),
+    "REVISIT_MIN_CHANGE": _probability,
+    "REVISIT_SHARE": _fraction_or_one,
+    "REVISIT_REPLAN_SECONDS": _number(float, 0),
+    "REVISIT_RATE_SAMPLE": _number(int, 100),
+    "REVISIT_CHANGE": _choice("text", "body"),
+    "REVISIT_IGNORE_PATTERNS": _regex_list,
+    "REVISIT_CONDITIONAL": _boolean,
+    "REVISIT_OVERLOAD": _choice("stretch", "drop"),
+    "REVISIT_HORIZON": _number(float, 0, inclusive=False),
+    "REVISIT_SHORT_TERM_MAX": _number(int, 1),
+    "REVISIT_REFRESH_SECONDS": _number(float, 0, inclusive=False),
+    "REVISIT_IN_FLIGHT_TIMEOUT": _number(float, 0, inclusive=False),
 }
 
 

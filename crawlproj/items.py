@@ -38,6 +38,8 @@ class PageItem:
     warc_file: str | None = None
     warc_offset: int | None = None
     rendered: bool = False  # the body is the DOM after scripts ran in the browser
+    text_hash: str | None = None  # hash of the normalised main text, set by the content pipeline
+    not_modified: bool = False  # a revisit answered 304: the stored capture is still current
 
 
 @dataclass

@@ -154,3 +154,175 @@ def test_optimal_allocation_spends_the_budget_and_beats_uniform():
     # With a policy, every page keeps a finite interval inside its range.
     clamped, _ = optimal_intervals(rates, budget, RevisitPolicy())
     assert np.isfinite(clamped).all() and clamped.min() >= 3600 and clamped.max() <= CAP
+
+
+# -- the budget schedule, per-URL state and the long-term queue ----------------------------
+from crawlproj.revisit.queue import RevisitQueue  # noqa: E402
+from crawlproj.revisit.schedule import budget_intervals  # noqa: E402
+from crawlproj.revisit.state import CrawlClock, Planner, UrlState  # noqa: E402
+from crawlproj.sandbox.changes import PageChanges  # noqa: E402
+
+
+def test_budget_intervals_wait_for_a_likely_change():
+    policy = RevisitPolicy(min_interval=60, min_change=0.1)
+    rng = np.random.default_rng(1)
+    rates = np.array([1 / 3600, 1 / DAY, 1 / (30 * DAY)])
+    ample = budget_intervals(rates, 1e-12, policy, rng)  # an ample budget: mu near 0
+    # no sooner than a 10% chance of a change: 1 - exp(-rate x interval) = 0.1
+    assert np.allclose(1 - np.exp(-rates * ample), 0.1)
+    tight = budget_intervals(rates, 1e5, policy, rng)  # a short budget: the allocation decides
+    assert tight[0] >= 300 * DAY  # changes too fast to keep fresh: left for the longest interval
+    assert (tight >= ample).all()
+
+
+def test_planner_first_visit_revisit_and_failure():
+    planner = Planner(RevisitPolicy(min_interval=60, first_interval=(100, 200)), "estimate", random.Random(3))
+    state = planner.first("http://a/", "a", 1000.0, depth=2, content_hash="x", etag='"1"')
+    assert state.rule == "first" and 1100 <= state.next_due <= 1200 and state.depth == 2
+    assert state.conditional_headers == {"If-None-Match": '"1"'}
+    first_interval = state.interval
+    state = planner.visit(state, 1150.0, changed=False, not_modified=True)
+    assert state.rule == "backoff" and state.interval == 2 * first_interval
+    assert state.next_due == 1150.0 + state.interval
+    assert state.not_modified == 1 and state.visits == 2 and state.history.unchanged == 150.0
+    state = planner.visit(state, state.next_due, changed=True, content_hash="y")
+    assert state.rule == "estimate" and state.history.changes == 1 and state.content_hash == "y"
+    failed = planner.failed(state, 5000.0)
+    assert failed.rule == "retry" and failed.errors == 1 and failed.history == state.history
+    assert planner.failed(failed, 5000.0).next_due - 5000.0 == pytest.approx(2 * (failed.next_due - 5000.0))
+
+
+def test_planner_budget_schedule_uses_mu_once_planned():
+    planner = Planner(RevisitPolicy(min_interval=60, first_interval=(100, 100)), "budget", random.Random(1))
+    state = planner.visit(planner.first("u", "h", 0.0), 100.0, changed=True)
+    assert state.rule == "shrink" and state.rate is not None  # no mu yet: the paper's rules
+    planner.replan([state.rate] * 10, budget=10 / 3600)
+    assert planner.mu is not None
+    assert planner.visit(state, 200.0, changed=False).rule == "budget"
+    with pytest.raises(ValueError):
+        Planner(schedule="sometimes")
+
+
+def test_revisit_queue_round_trip_due_order_and_changes(tmp_path):
+    planner = Planner(RevisitPolicy(min_interval=60, first_interval=(100, 100)), "estimate", random.Random(1))
+    queue = RevisitQueue(str(tmp_path / "r.db"))
+    for i, host in enumerate(["a", "a", "b"]):
+        queue.put(planner.first(f"http://{host}/{i}", host, float(i)))
+    assert queue.get("http://a/0").next_due == 100.0  # uncommitted writes are read back
+    queue.commit()
+    seq = queue.committed_seq()
+    assert [u for _, u in queue.due(float("-inf"), 101.0, 10)] == ["http://a/0", "http://a/1"]
+    assert dict(queue.host_loads()) == pytest.approx({"a": 2 / 100, "b": 1 / 100})
+    moved = planner.visit(queue.get("http://b/2"), 150.0, changed=True)
+    queue.put(moved)
+    queue.delete("http://a/1")
+    queue.commit()
+    assert queue.changed_since(seq, 1e9) == [(moved.next_due, "http://b/2")]
+    assert queue.get("http://a/1") is None and queue.count() == 2
+    queue.close()
+    again = RevisitQueue(str(tmp_path / "r.db"))  # reopened: the state survives whole
+    restored = again.get("http://b/2")
+    assert restored == moved and math.isinf(again.get("http://a/0").history.tc_min)
+    assert again.seq == seq + 1
+
+
+def test_crawl_clock_scales_real_time():
+    clock = CrawlClock(3600, source=lambda: 10.0)
+    assert clock.now() == 36000.0 and clock.to_real(7200) == 2.0
+    with pytest.raises(ValueError):
+        CrawlClock(0)
+
+
+def test_sandbox_pages_change_as_poisson_processes():
+    changes = PageChanges(seed=1, change_min=60, change_max=6000, time_scale=10, origin=0.0)
+    means = [changes.mean_interval(0, k) for k in range(50)]
+    assert 60 <= min(means) and max(means) <= 6000 and max(means) / min(means) > 10
+    fast = min(range(50), key=means.__getitem__)
+    versions = [changes.version(0, fast, t)[0] for t in range(0, 20000, 100)]
+    assert versions == sorted(versions)  # versions only grow
+    # 20000 real s x 10 = 200000 crawl-clock s: about that over the mean changes
+    assert versions[-1] == pytest.approx(200_000 / means[fast], rel=0.25)
+    version, at = changes.version(0, fast, 20000.0)
+    assert at <= 20000.0 and PageChanges(1, 60, 6000, 10, 0.0).version(0, fast, 20000.0) == (version, at)
+
+
+# -- the revisit pipeline on a crawler that never crawls ------------------------------------
+import hashlib  # noqa: E402
+
+from scrapy.utils.test import get_crawler  # noqa: E402
+
+from crawlproj import settings as base_settings  # noqa: E402
+from crawlproj.items import FetchError, PageItem, Skipped  # noqa: E402
+from crawlproj.revisit.pipeline import RevisitPipeline  # noqa: E402
+
+
+def _pipeline(tmp_path, **values):
+    defaults = {k: getattr(base_settings, k) for k in dir(base_settings) if k.isupper()}
+    crawler = get_crawler(settings_dict={**defaults, "PROFILE": "sandbox", "RENDER_MODE": "never",
+                                         "REVISIT_DB": str(tmp_path / "revisit.db"), **values})
+    crawler.stats.open_spider()
+    clock = [1000.0]
+    pipeline = RevisitPipeline.from_crawler(crawler)
+    pipeline.clock.source = lambda: clock[0]
+    return pipeline, crawler.stats, clock
+
+
+def _page(url, text="same article text " * 20, noise="", status=200, **kw):
+    body = (f"<html><body><article><h1>Title</h1><p>{text}</p></article>"
+            f"<footer>{noise}</footer></body></html>").encode()
+    fields = dict(url=url, final_url=url, host=url.split("/")[2], status=status,
+                  content_type="text/html; charset=utf-8", charset="utf-8", fetched_at=0.0, fetch_duration=0.01,
+                  bytes=len(body), content_hash=hashlib.sha256(body).hexdigest(), title="Title", depth=kw.pop("depth", 0),
+                  body=body, response_headers=kw.pop("headers", []))
+    return PageItem(**{**fields, **kw})
+
+
+def test_pipeline_detects_changes_in_the_main_text_only(tmp_path):
+    pipeline, stats, clock = _pipeline(tmp_path, REVISIT_SCHEDULE="estimate")
+    url = "http://a.test/p"
+    pipeline.process_item(_page(url, noise="served at 1", headers=[("ETag", '"v1"')]))
+    first = pipeline.queue.get(url)
+    assert first.rule == "first" and first.etag == '"v1"' and first.visits == 1
+    clock[0] += 10_000
+    pipeline.process_item(_page(url, noise="served at 2"))  # only the footer differs
+    assert stats.get_value("revisit/unchanged") == 1 and pipeline.queue.get(url).history.changes == 0
+    clock[0] += 10_000
+    pipeline.process_item(_page(url, text="a new article " * 20))
+    state = pipeline.queue.get(url)
+    assert stats.get_value("revisit/changed") == 1 and state.history.changes == 1 and state.visits == 3
+    clock[0] += 10_000
+    pipeline.process_item(_page(url, status=304, not_modified=True, body=b""))
+    state = pipeline.queue.get(url)
+    assert state.not_modified == 1 and state.history.unchanged == 20_000 and state.etag == '"v1"'
+    pipeline.commit()
+    assert pipeline.queue.committed_seq() >= 1
+
+
+def test_pipeline_removes_gone_pages_and_retries_failures(tmp_path):
+    pipeline, stats, clock = _pipeline(tmp_path)
+    for path in ("gone", "fails", "robots", "new-error"):
+        pipeline.process_item(_page(f"http://a.test/{path}"))
+    pipeline.process_item(_page("http://a.test/gone", status=404, body=b"not found"))
+    pipeline.process_item(FetchError("http://a.test/fails", "a.test", "timeout", "", 0, 0.0))
+    pipeline.process_item(Skipped("http://a.test/robots", "robots"))
+    pipeline.process_item(FetchError("http://a.test/unknown", "a.test", "timeout", "", 0, 0.0))  # never tracked
+    assert pipeline.queue.get("http://a.test/gone") is None and pipeline.queue.get("http://a.test/robots") is None
+    failed = pipeline.queue.get("http://a.test/fails")
+    assert failed.rule == "retry" and failed.errors == 1 and failed.visits == 1
+    assert pipeline.queue.get("http://a.test/unknown") is None
+    assert stats.get_value("revisit/removed/gone") == 1 and stats.get_value("revisit/removed/robots") == 1
+    # the load index followed the removals incrementally
+    assert pipeline.loads["a.test"] == pytest.approx(sum(1 / s.interval for s in pipeline.queue.host_states("a.test")))
+
+
+def test_pipeline_relieves_an_overloaded_server_by_dropping_its_deepest_pages(tmp_path):
+    pipeline, stats, clock = _pipeline(tmp_path, REVISIT_OVERLOAD="drop", REVISIT_SCHEDULE="estimate",
+                                       REVISIT_MIN_INTERVAL=60, REVISIT_FIRST_INTERVAL=[600, 600], MIN_INTERVAL=100)
+    # 600 s first intervals: the seventh page asks for a fetch every 86 s, under the 100 s polite interval.
+    for k in range(10):
+        pipeline.process_item(_page(f"http://a.test/{k}", depth=k))
+    assert stats.get_value("revisit/overloads") >= 1
+    kept = {s.url for s in pipeline.queue.host_states("a.test")}
+    assert "http://a.test/0" in kept and "http://a.test/9" not in kept  # the deepest go first
+    assert 1 / pipeline.loads["a.test"] >= 100.0  # feasible again
+    assert stats.get_value("revisit/overload_dropped") == 10 - len(kept)

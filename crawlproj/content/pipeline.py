@@ -73,6 +73,7 @@ class NearDuplicatePipeline:
             return item
         print_ = self.index.fingerprint(main_text(item.body, item.charset))
         item.text_length = print_.length
+        item.text_hash = print_.digest
         match = self.index.add(item.url, print_)
         stats = self.crawler.stats
         stats.inc_value("near_duplicates/checked")

@@ -163,13 +163,16 @@ class FrontierScheduler(BaseScheduler):
                 self.stats.inc_value("traps/max_pages_per_host")
                 return False
             self._admitted[host] += 1
-        level = self.prioritizer.level(request)
+        revisit = request.meta.get("revisit", False)
+        # A revisit is due now: it goes to the top level, not behind the discovery backlog.
+        level = 0 if revisit else self.prioritizer.level(request)
         try:
             entry = request.to_dict(spider=self.spider)
         except ValueError as exc:
             # Queues live on disk: a callback must be a spider method, as with Scrapy's JOBDIR.
             raise ValueError(f"the frontier cannot queue {request}: {exc}") from exc
-        if self.journal is not None:
+        # Revisits are not journaled: the long-term revisit queue is their durable record.
+        if self.journal is not None and not revisit:
             self.journal.append((fingerprint(url_key(request)), request.dont_filter, host, level, entry))
         self._admit(host, level, entry)
         retry = request.meta.get("retry_times", 0)

@@ -81,6 +81,7 @@ def politeness_report(
             "connections": len({r.connection for r in recs}),
             "interval": want,
             "gap_violations": below,
+            "not_modified": sum(1 for r in recs if r.status == 304),
         }
     gaps = [h["min_gap"] for h in hosts.values() if h["min_gap"] is not None]
     start_gaps = [h["min_start_gap"] for h in hosts.values() if h["min_start_gap"] is not None]
@@ -94,5 +95,6 @@ def politeness_report(
         "interval_violations": gap_violations,
         "concurrency_violations": concurrency_violations,
         "violations": gap_violations + concurrency_violations,
+        "not_modified": sum(h["not_modified"] for h in hosts.values()),
         "per_host": hosts,
     }

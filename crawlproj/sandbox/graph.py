@@ -43,6 +43,8 @@ USER_AGENT_TOKEN = "crawlproj"
 
 #: robots.txt variants, assigned to hosts round-robin when ``robots_mix`` is on.
 ROBOTS_VARIANTS = ("allow", "private", "wildcard", "crawl_delay", "missing", "error")
+#: What changing pages send for conditional requests, by host index modulo 3.
+VALIDATORS = ("etag", "last-modified", "none")
 #: charsets of Japanese hosts, and whether the charset is declared in the header or only in <meta>.
 JAPANESE_CHARSETS = ("utf-8", "shift_jis", "euc-jp")
 
@@ -79,6 +81,7 @@ class HostSpec:
     content: str = ""  # "" | "template" (shared layout) | "variants" (near-duplicate families) | "mirror"
     mirror_of: int = -1  # the host a "mirror" host copies
     js: str = ""  # "" static | "spa" (#app shell, data inline) | "fetch" (#root shell, JSON by fetch()) | "bare"
+    validators: str = "etag"  # changing pages: "etag" (and Last-Modified) | "last-modified" | "none"
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,12 @@ class SandboxConfig:
     special_pages: bool = True  # base href, <area>, <link rel=next>, meta robots pages
     content_mix: bool = False  # content families by i % 10: 0, 1, 9 template; 2, 7 variants; 3, 8 mirror
     js_mix: bool = False  # JavaScript-only hosts by i % 10: 4 spa, 5 fetch, 6 bare
+    # Changing pages (0: static): each page changes as a Poisson process with a mean interval
+    # log-uniform in [change_min, change_max] crawl-clock seconds; the crawl clock runs
+    # time_scale x real time. Validators by i % 3: ETag, Last-Modified only, none.
+    change_min: float = 0.0
+    change_max: float = 0.0
+    time_scale: float = 1.0
     seed: int = 1
     overrides: tuple[tuple[int, HostSpec], ...] = ()  # (host index, spec) pairs
 
@@ -167,6 +176,7 @@ class SandboxWeb:
             content=_CONTENT_MIX.get(i % 10, "") if cfg.content_mix else "",
             mirror_of=i - 1 if cfg.content_mix and i % 10 in (3, 8) else -1,
             js=_JS_MIX.get(i % 10, "") if cfg.js_mix else "",
+            validators=VALIDATORS[i % 3],
         )
 
     def host_name(self, i: int) -> str:
@@ -359,9 +369,14 @@ class SandboxWeb:
                 "links": [{"href": self._href(page, link.target), "anchor": link.anchor, "nofollow": link.nofollow}
                           for link in page.links]}
 
-    def render(self, host: int, k: int) -> tuple[bytes, dict[str, str]]:
-        """The page's body bytes (in the host's charset) and response headers."""
+    def render(self, host: int, k: int, version: int = 0) -> tuple[bytes, dict[str, str]]:
+        """The page's body bytes (in the host's charset) and response headers; ``version`` > 0:
+        the page after that many changes (its main text starts with a revision line)."""
         spec, page = self.specs[host], self.page(host, k)
+        if version:
+            words = _JA_WORDS if spec.japanese else _EN_WORDS
+            rng = random.Random(f"{self.config.seed}:{host}:{k}:v{version}")
+            page = replace(page, text=f"Revision {version}: {' '.join(rng.choice(words) for _ in range(8))}. {page.text}")
         head = [f"<title>{page.title}</title>" if not spec.js else "<title>Loading...</title>"]
         if not spec.charset_in_header:
             head.insert(0, f'<meta http-equiv="Content-Type" content="text/html; charset={spec.charset}">')

@@ -25,10 +25,12 @@ import socket
 import sys
 import time
 from collections import Counter
+from email.utils import formatdate, parsedate_to_datetime
 
 from aiohttp import web
 
 from .audit import Record, politeness_report
+from .changes import PageChanges
 from .graph import HostSpec, SandboxConfig, SandboxWeb
 
 CONTROL = "/__sandbox__/"
@@ -45,6 +47,8 @@ class SandboxServer:
         self._bodies: dict[tuple[int, int], tuple[bytes, dict[str, str]]] = {}
         self.rng = random.Random(config.seed)  # session ids of the session trap
         self.robots_override: dict[int, str] = {}  # host -> robots.txt set through the control API
+        self.changes = (PageChanges(config.seed, config.change_min, config.change_max, config.time_scale,
+                                    origin=time.time()) if config.change_max > 0 else None)
 
     def _connection_id(self, request: web.BaseRequest) -> int:
         key = id(request.transport)
@@ -90,7 +94,10 @@ class SandboxServer:
                     else:
                         dropped = self.web.should_drop(host, request.path, attempt)
                         status = 200
-                        body, headers = self._body(host, k)
+                        if self.changes is None:
+                            body, headers = self._body(host, k)
+                        else:
+                            status, body, headers = self._changing(request, host, k, spec)
         if spec.latency > 0:
             await asyncio.sleep(spec.latency)
         response = web.StreamResponse(status=status, headers=headers)
@@ -123,13 +130,41 @@ class SandboxServer:
         self.records.append(Record(name, request.path_qs, arrival, finish, status, conn, len(body)))
         return response
 
-    def _body(self, host: int, k: int) -> tuple[bytes, dict[str, str]]:
-        key = (host, k)
+    def _body(self, host: int, k: int, version: int = 0) -> tuple[bytes, dict[str, str]]:
+        key = (host, k, version)
         if key not in self._bodies:
             if len(self._bodies) > 50_000:
                 self._bodies.clear()
-            self._bodies[key] = self.web.render(host, k)
+            self._bodies[key] = self.web.render(host, k, version)
         return self._bodies[key]
+
+    def _changing(self, request: web.BaseRequest, host: int, k: int,
+                  spec: HostSpec) -> tuple[int, bytes, dict[str, str]]:
+        """A changing page: its current version with validators, 304 when the client's copy is
+        current, and a rotating ad slot and timestamp outside the main text (not a change)."""
+        assert self.changes is not None
+        version, changed_at = self.changes.version(host, k, time.time())
+        body, headers = self._body(host, k, version)
+        validators: dict[str, str] = {}
+        if spec.validators in ("etag", "last-modified"):
+            validators["Last-Modified"] = formatdate(changed_at, usegmt=True)
+        if spec.validators == "etag":
+            validators["ETag"] = f'"h{host}-{k}-v{version}"'
+        if "ETag" in validators and request.headers.get("If-None-Match"):
+            current = request.headers["If-None-Match"] in (validators["ETag"], "*")
+        elif "Last-Modified" in validators and request.headers.get("If-Modified-Since"):
+            try:
+                since = parsedate_to_datetime(request.headers["If-Modified-Since"]).timestamp()
+            except (TypeError, ValueError):
+                since = -1.0  # an unreadable date: send the page
+            current = int(changed_at) <= since  # HTTP dates have whole seconds
+        else:
+            current = False
+        if current:
+            return 304, b"", validators
+        noise = (f'<aside class="ad">Sponsored {self.rng.randrange(10**6)}</aside>'
+                 f'<footer class="served">Served at {time.time():.6f}</footer>').encode()
+        return 200, body.replace(b"</body>", noise + b"</body>"), {**headers, **validators}
 
     def control(self, request: web.BaseRequest) -> web.Response:
         what = request.path[len(CONTROL) :]
@@ -186,6 +221,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="content families: template, near-duplicate variants and mirror hosts")
     parser.add_argument("--js-mix", action="store_true",
                         help="JavaScript-only hosts: i %% 10 == 4 spa, 5 fetch() of JSON, 6 bare script")
+    parser.add_argument("--change-min", type=float, default=d.change_min,
+                        help="changing pages: shortest mean change interval, crawl-clock seconds (0: static)")
+    parser.add_argument("--change-max", type=float, default=d.change_max,
+                        help="changing pages: longest mean change interval, crawl-clock seconds")
+    parser.add_argument("--time-scale", type=float, default=d.time_scale,
+                        help="crawl-clock seconds per real second (the crawler's REVISIT_TIME_SCALE)")
     parser.add_argument("--seed", type=int, default=d.seed, help="random seed of the generated web")
     parser.add_argument(
         "--host", action="append", default=[], metavar="I:KEY=V,...",
@@ -201,7 +242,9 @@ def config_from_args(args: argparse.Namespace) -> SandboxConfig:
         hosts=args.hosts, pages=args.pages, power_law=args.power_law, out_links=args.out_links,
         cross_host=args.cross_host, page_bytes=args.page_bytes, latency=args.latency,
         bandwidth=args.bandwidth, error_rate=args.error_rate, robots_mix=not args.no_robots_mix,
-        japanese=not args.no_japanese, content_mix=args.content_mix, js_mix=args.js_mix, seed=args.seed, crawl_delay=args.crawl_delay,
+        japanese=not args.no_japanese, content_mix=args.content_mix, js_mix=args.js_mix, seed=args.seed,
+        change_min=args.change_min or (args.change_max and args.change_max / 100), change_max=args.change_max,
+        time_scale=args.time_scale, crawl_delay=args.crawl_delay,
     )
     overrides = []
     probe = SandboxWeb(dataclasses.replace(base, overrides=()))

@@ -95,7 +95,7 @@ BACKOFF_MAX = 3600.0
 #: Retries (Scrapy's RetryMiddleware, RETRY_TIMES) go back through the frontier: the host
 #: then waits RETRY_BACKOFF_BASE x 2^(n-1) seconds before retry n, with +-50% jitter,
 #: at most RETRY_BACKOFF_MAX.
-RETRY_TIMES = 3
+RETRY_TIMES = 2
 RETRY_BACKOFF_BASE = 2.0
 RETRY_BACKOFF_MAX = 300.0
 #: Suspend (seed 004): after crawling one host continuously for SUSPEND_AFTER_SECONDS
@@ -173,7 +173,6 @@ DOWNLOAD_TIMEOUT = 30
 DOWNLOAD_MAXSIZE = 16 * 1024 * 1024  # endless bodies are cut and counted, not buffered
 DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
 REDIRECT_MAX_TIMES = 10
-RETRY_TIMES = 2
 #: Keep non-2xx responses: their status is part of the archive.
 #: A host's robots.txt is fetched again after this many seconds (seed 004: 24 h drew
 #: complaints, 6 h did not). A 5xx or unreachable robots.txt is asked again sooner.
@@ -226,6 +225,7 @@ STORE_BATCH_SIZE = 200
 STORE_FLUSH_INTERVAL = 2.0
 ITEM_PIPELINES = {
     "crawlproj.content.pipeline.NearDuplicatePipeline": 300,
+    "crawlproj.revisit.pipeline.RevisitPipeline": 400,
     "crawlproj.store.archive.ArchivePipeline": 500,
     "crawlproj.store.pipeline.StorePipeline": 800,
 }
@@ -252,6 +252,61 @@ WARC_PREFIX = "crawlproj"
 #: A WARC file is closed and a new one started once it passes this many bytes.
 WARC_MAX_BYTES = 1 << 30
 
+# -- incremental re-crawling (Tamura & Kitsuregawa, seed 001) ---------------
+#: Keep every fetched URL's change history and next due time (the long-term revisit queue).
+REVISIT_ENABLED = True
+#: "off": crawl once; "incremental": crawl continuously, revisiting known URLs as they fall
+#: due while discovering new ones (also -a mode=incremental, or PROFILE=incremental).
+REVISIT_MODE = "off"
+#: The long-term queue's SQLite file; empty: beside the store (data/crawl.db -> data/crawl.revisit.db).
+REVISIT_DB = ""
+#: Crawl-clock seconds per real second. Revisit times below are on the crawl clock; only a
+#: simulation (the sandbox's --time-scale) sets anything but 1.
+REVISIT_TIME_SCALE = 1.0
+#: "budget": each page gets the freshness-optimal share of the revisit budget for its
+#: estimated change rate (Cho & Garcia-Molina; bench/revisit_sim.py); "estimate": eq. (3)'s
+#: mean change interval times REVISIT_FACTOR (the paper's rule).
+REVISIT_SCHEDULE = "budget"
+#: Revisit intervals stay within [REVISIT_MIN_INTERVAL, REVISIT_MAX_INTERVAL] seconds (at most
+#: 400 days; longer ones are redrawn uniformly in 300-400 days). The first revisit comes
+#: uniformly at random within REVISIT_FIRST_INTERVAL [low, high] seconds.
+REVISIT_MIN_INTERVAL = 3600.0
+REVISIT_MAX_INTERVAL = 400 * 86400.0
+REVISIT_FIRST_INTERVAL = [86400.0, 7 * 86400.0]
+#: Where eq. (3) has no estimate: never changed multiplies the last interval by REVISIT_BACKOFF,
+#: always changed by REVISIT_SHRINK. The estimate schedule uses REVISIT_FACTOR x 1/lambda.
+REVISIT_BACKOFF = 2.0
+REVISIT_SHRINK = 0.5
+REVISIT_FACTOR = 1.0
+#: The budget schedule spends REVISIT_BUDGET revisits per day; 0: REVISIT_SHARE of the
+#: servers' polite capacity (the rest is left to discovery). Replanned every
+#: REVISIT_REPLAN_SECONDS (real) from up to REVISIT_RATE_SAMPLE estimated rates.
+REVISIT_BUDGET = 0.0
+#: ...but a page is never revisited before it has changed with this probability, so an
+#: ample budget is not spent on pages that rarely change.
+REVISIT_MIN_CHANGE = 0.1
+REVISIT_SHARE = 0.5
+REVISIT_REPLAN_SECONDS = 60.0
+REVISIT_RATE_SAMPLE = 100_000
+#: What counts as a change: "text" (the main text's hash, so ads and timestamps in the
+#: layout are not changes) or "body" (any byte). REVISIT_IGNORE_PATTERNS (regexes) are cut
+#: from the text first, e.g. dates inside the article.
+REVISIT_CHANGE = "text"
+REVISIT_IGNORE_PATTERNS: list[str] = []
+#: Revisits send If-None-Match / If-Modified-Since; a 304 is an unchanged visit.
+REVISIT_CONDITIONAL = True
+#: A server whose schedule asks more than its polite interval allows: "stretch" every interval
+#: in proportion, or "drop" its least valuable (deepest) pages from the revisit queue.
+REVISIT_OVERLOAD = "stretch"
+#: The refresher reads URLs due within REVISIT_HORIZON crawl-clock seconds into memory
+#: (at most REVISIT_SHORT_TERM_MAX), every REVISIT_REFRESH_SECONDS real seconds, and hands
+#: each to the frontier when due. A revisit lost on the way is sent again after
+#: REVISIT_IN_FLIGHT_TIMEOUT real seconds.
+REVISIT_HORIZON = 86400.0
+REVISIT_SHORT_TERM_MAX = 1_000_000
+REVISIT_REFRESH_SECONDS = 1.0
+REVISIT_IN_FLIGHT_TIMEOUT = 3600.0
+
 #: If set, write the final crawl stats as JSON to this path.
 STATS_FILE = ""
-EXTENSIONS = {"crawlproj.statsfile.StatsFile": 0}
+EXTENSIONS = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.revisit.refresher.Refresher": 100}

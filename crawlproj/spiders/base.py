@@ -142,6 +142,7 @@ class CrawlSpiderBase(scrapy.Spider):
                 response_headers=_header_pairs(response.headers),
                 request_headers=_header_pairs(response.request.headers),
                 rendered="playwright" in response.flags,
+                not_modified=response.status == 304,
             )
 
     def parse_sitemap(self, response: Response, **kwargs: Any) -> Iterator[Any]:

@@ -51,6 +51,9 @@ class ArchivePipeline:
     def process_item(self, item: object, spider: Spider | None = None) -> object:
         if not isinstance(item, PageItem):
             return item
+        if item.not_modified:  # nothing new to archive: the capture in hand is still current
+            self.crawler.stats.inc_value("warc/not_modified")
+            return item
         try:
             reason = HTTPStatus(item.status).phrase
         except ValueError:

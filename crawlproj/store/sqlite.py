@@ -152,25 +152,30 @@ class SqliteStore:
             h[3] += p.bytes
         for e in errors:
             hosts.setdefault(e.host, [None, 0, 0, 0])[2] += 1
+        # A 304 revisit confirms the stored capture: only its fetch time moves.
+        current = [p for p in pages if p.not_modified]
+        captured = [p for p in pages if not p.not_modified]
         try:
             cur = self.conn.cursor()
             cur.execute("BEGIN")
             cur.executemany(
                 f"INSERT OR REPLACE INTO pages ({', '.join(PAGE_COLUMNS)}) VALUES ({', '.join('?' * len(PAGE_COLUMNS))})",
-                [tuple(getattr(p, c) for c in PAGE_COLUMNS) for p in pages],
+                [tuple(getattr(p, c) for c in PAGE_COLUMNS) for p in captured],
             )
-            cur.executemany("DELETE FROM duplicates WHERE url = ?", [(p.url,) for p in pages])
+            cur.executemany("UPDATE pages SET fetched_at = ?, fetch_duration = ? WHERE url = ?",
+                            [(p.fetched_at, p.fetch_duration, p.url) for p in current])
+            cur.executemany("DELETE FROM duplicates WHERE url = ?", [(p.url,) for p in captured])
             cur.executemany(
                 "INSERT INTO duplicates VALUES (?,?,?,?)",
-                [(p.url, p.duplicate_of, p.duplicate_kind, p.jaccard) for p in pages if p.duplicate_of],
+                [(p.url, p.duplicate_of, p.duplicate_kind, p.jaccard) for p in captured if p.duplicate_of],
             )
             # A page fetched again (after a restart) replaces its old links.
-            cur.executemany("DELETE FROM links WHERE source = ?", [(p.url,) for p in pages])
+            cur.executemany("DELETE FROM links WHERE source = ?", [(p.url,) for p in captured])
             cur.executemany(
                 "INSERT OR IGNORE INTO links VALUES (?,?,?,?,?,?)",
                 [
                     (p.url, target, anchor, int(nofollow), p.host, _host(target))
-                    for p in pages
+                    for p in captured
                     for target, anchor, nofollow in p.links
                 ],
             )

@@ -1,0 +1,255 @@
+"""The revisit item pipeline: records every visit in the long-term queue (the Scrapy adapter
+of :mod:`.state`, :mod:`.queue` and :class:`~.schedule.ServerLoad`)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import random
+import re
+import time
+from dataclasses import replace
+
+from scrapy import Spider
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+
+from .. import signals as crawl_signals
+from ..config import float_pair
+from ..content.extract import is_html
+from ..content.main_text import main_text
+from ..content.near_duplicates import content_hash
+from ..items import FetchError, PageItem, Skipped
+from ..store import parse_store_uri
+from .queue import RevisitQueue
+from .schedule import DAY, RevisitPolicy, ServerLoad
+from .state import CrawlClock, Planner, UrlState
+
+logger = logging.getLogger(__name__)
+
+#: After relief a server's schedule asks for one fetch per polite interval times this:
+#: headroom, so one page's next interval does not overload it again at once.
+HEADROOM = 1.1
+#: Statuses that mean a page is gone: it leaves the revisit queue.
+GONE = (404, 410)
+
+
+def revisit_path(settings) -> str:
+    """``REVISIT_DB``, or beside the store: ``data/crawl.db`` -> ``data/crawl.revisit.db``."""
+    return settings.get("REVISIT_DB") or (
+        os.path.splitext(parse_store_uri(settings.get("STORE_URI"))[1])[0] + ".revisit.db")
+
+
+def planner_from_settings(settings) -> Planner:
+    low, high = float_pair(settings, "REVISIT_FIRST_INTERVAL")
+    policy = RevisitPolicy(
+        min_interval=settings.getfloat("REVISIT_MIN_INTERVAL"), max_interval=settings.getfloat("REVISIT_MAX_INTERVAL"),
+        first_interval=(low, high), backoff=settings.getfloat("REVISIT_BACKOFF"),
+        shrink=settings.getfloat("REVISIT_SHRINK"), factor=settings.getfloat("REVISIT_FACTOR"),
+        min_change=settings.getfloat("REVISIT_MIN_CHANGE"))
+    return Planner(policy, settings.get("REVISIT_SCHEDULE"), random.Random())
+
+
+def _header(item: PageItem, name: str) -> str | None:
+    name = name.lower()
+    return next((v for k, v in item.response_headers if k.lower() == name), None)
+
+
+class RevisitPipeline:
+    """Keeps each fetched URL's change history and next due time in ``REVISIT_DB``.
+
+    A page seen for the first time gets a first interval; a page seen again is a
+    visit: unchanged when the server answered 304, or when the hash of what
+    ``REVISIT_CHANGE`` compares (the main text by default, so a rotating ad or
+    timestamp is not a change) is the stored one. Its next interval comes from
+    :class:`~.state.Planner`. A page gone (404, 410), forbidden or ``noindex``
+    leaves the queue; a failed revisit is retried after a growing interval.
+
+    Every server's load index ``L = sum 1/T`` is kept as intervals change. When
+    ``1/L`` falls below the server's polite interval (what the frontier makes it
+    rest, plus the fetch), the server is overloaded: its pages' intervals are
+    stretched in proportion, or its least valuable (deepest) pages dropped
+    (``REVISIT_OVERLOAD``); logged and counted under ``revisit/overload*``.
+
+    With the ``budget`` schedule, ``mu`` is replanned every ``REVISIT_REPLAN_SECONDS``
+    from a sample of the estimated rates, for ``REVISIT_BUDGET`` revisits a day (0:
+    ``REVISIT_SHARE`` of the servers' polite capacity), steered by the last period's use.
+    Writes commit just before each store commit (:data:`crawlproj.signals.store_committing`).
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        s = crawler.settings
+        if not s.getbool("REVISIT_ENABLED"):
+            raise NotConfigured
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.clock = CrawlClock(s.getfloat("REVISIT_TIME_SCALE"))
+        self.planner = planner_from_settings(s)
+        self.change = s.get("REVISIT_CHANGE")
+        self.ignore = [re.compile(p) for p in s.getlist("REVISIT_IGNORE_PATTERNS")]
+        self.overload_mode = s.get("REVISIT_OVERLOAD")
+        self.budget_per_day = s.getfloat("REVISIT_BUDGET")
+        self.share = s.getfloat("REVISIT_SHARE")
+        self.replan_every = s.getfloat("REVISIT_REPLAN_SECONDS")
+        self.sample_size = s.getint("REVISIT_RATE_SAMPLE")
+        self.min_interval = s.getfloat("MIN_INTERVAL")
+        self.path = revisit_path(s)
+        self.queue = RevisitQueue(self.path)
+        self.loads: dict[str, float] = dict(self.queue.host_loads())
+        self.polite: dict[str, float] = {}  # host -> crawl-clock seconds between its fetches, at most
+        self._warned: dict[str, float] = {}
+        self._last_replan = time.monotonic()
+        self._revisits_since = 0  # revisits recorded since the last replan
+        self._target: float | None = None  # budget asked of the allocation (steered)
+        crawler.signals.connect(self.commit, signal=crawl_signals.store_committing)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RevisitPipeline:
+        return cls(crawler)
+
+    def open_spider(self, spider: Spider | None = None) -> None:
+        logger.info("revisit queue %s: %d URLs tracked (%s schedule)", self.path, self.queue.count(),
+                    self.planner.schedule)
+        self.replan()
+
+    def close_spider(self, spider: Spider | None = None) -> None:
+        self.queue.close()
+
+    # -- visits ------------------------------------------------------------
+    def process_item(self, item: object, spider: Spider | None = None) -> object:
+        if isinstance(item, PageItem):
+            self._page(item)
+        elif isinstance(item, FetchError):
+            prev = self.queue.get(item.url)
+            if prev is not None:
+                self.stats.inc_value("revisit/failed")
+                self._put(prev, self.planner.failed(prev, self.clock.now()))
+        elif isinstance(item, Skipped):
+            prev = self.queue.get(item.url)
+            if prev is not None and item.reason != "sitemap":
+                self.stats.inc_value(f"revisit/removed/{item.reason}")
+                self._delete(prev)
+        return item
+
+    def _page(self, item: PageItem) -> None:
+        now, prev = self.clock.now(), self.queue.get(item.url)
+        etag, modified = _header(item, "ETag"), _header(item, "Last-Modified")
+        if item.not_modified:
+            if prev is None:
+                return
+            self.stats.inc_value("revisit/not_modified")
+            state = self.planner.visit(prev, now, False, not_modified=True, etag=etag, last_modified=modified)
+        elif 200 <= item.status < 300:
+            digest = self.change_hash(item)
+            if prev is None:
+                self.stats.inc_value("revisit/first_visits")
+                state = self.planner.first(item.url, item.host, now, item.depth, digest, etag, modified)
+            else:
+                changed = digest != prev.content_hash
+                self.stats.inc_value("revisit/changed" if changed else "revisit/unchanged")
+                state = self.planner.visit(prev, now, changed, content_hash=digest, etag=etag, last_modified=modified)
+        elif prev is None:
+            return
+        elif item.status in GONE:
+            self.stats.inc_value("revisit/removed/gone")
+            self._delete(prev)
+            return
+        else:
+            self.stats.inc_value("revisit/failed")
+            state = self.planner.failed(prev, now)
+        if prev is not None:
+            self._revisits_since += 1
+        self.stats.inc_value(f"revisit/rule/{state.rule}")
+        if item.fetch_duration is not None:
+            self.polite[item.host] = self._polite_interval(item.host, item.fetch_duration)
+        self._put(prev, state)
+
+    def change_hash(self, item: PageItem) -> str:
+        """The hash ``REVISIT_CHANGE`` compares between visits."""
+        if self.change == "body" or not is_html(item.content_type):
+            return item.content_hash
+        if item.text_hash and not self.ignore:
+            return item.text_hash  # the content pipeline's hash of the same main text
+        text = main_text(item.body, item.charset)
+        for pattern in self.ignore:
+            text = pattern.sub("", text)
+        return content_hash(text) if text.strip() else hashlib.sha256(item.body).hexdigest()
+
+    def _polite_interval(self, host: str, duration: float) -> float:
+        """Crawl-clock seconds from one fetch of ``host`` to the next, at least (the frontier's rest
+        after a fetch this long, plus the fetch)."""
+        answers = self.crawler.signals.send_catch_log(crawl_signals.rest_after, host=host, duration=duration)
+        rests = [r for _, r in answers if isinstance(r, (int, float))]
+        return self.clock.scale * (duration + (max(rests) if rests else self.min_interval))
+
+    # -- the load index ----------------------------------------------------
+    def _put(self, prev: UrlState | None, state: UrlState) -> None:
+        self.queue.put(state)
+        load = self.loads.get(state.host, 0.0) + 1.0 / state.interval - (1.0 / prev.interval if prev else 0.0)
+        self.loads[state.host] = load
+        polite = self.polite.get(state.host)
+        if polite is not None and load * polite > 1 + 1e-9:
+            self._relieve(state.host, polite)
+
+    def _delete(self, prev: UrlState) -> None:
+        self.queue.delete(prev.url)
+        self.loads[prev.host] = max(0.0, self.loads.get(prev.host, 0.0) - 1.0 / prev.interval)
+
+    def _relieve(self, host: str, polite: float) -> None:
+        """Make ``host``'s schedule feasible: 1/L at least its polite interval (with headroom)."""
+        states = {s.url: s for s in self.queue.host_states(host)}
+        server = ServerLoad()
+        for url, s in states.items():
+            server.set(url, s.interval)
+        required = server.required_interval
+        value = {url: 1.0 / (1 + s.depth) for url, s in states.items()}  # shallower pages are worth more
+        changed, dropped = server.relieve(polite * HEADROOM, self.overload_mode, value)
+        for url, interval in changed.items():
+            s = states[url]
+            self.queue.put(replace(s, interval=interval, next_due=s.history.last_access + interval, rule="stretched"))
+        for url in dropped:
+            self.queue.delete(url)
+        self.loads[host] = server.load
+        self.stats.inc_value("revisit/overloads")
+        self.stats.inc_value("revisit/overload_stretched", len(changed))
+        self.stats.inc_value("revisit/overload_dropped", len(dropped))
+        now = time.monotonic()
+        if now - self._warned.get(host, -1e18) >= 600:  # once per server per 10 minutes
+            self._warned[host] = now
+            logger.warning("server %s overloaded: its %d pages need a fetch every %.1f s, its polite interval "
+                           "is %.1f s (crawl clock); %s", host, len(states), required, polite,
+                           f"{len(changed)} intervals stretched" if changed else f"{len(dropped)} pages dropped")
+
+    # -- commits and the budget ---------------------------------------------
+    def commit(self) -> None:
+        self.queue.commit()
+        if self.planner.schedule == "budget" and time.monotonic() - self._last_replan >= self.replan_every:
+            self.replan()
+
+    def budget(self) -> float:
+        """Revisits per crawl-clock second the schedule may ask for."""
+        if self.budget_per_day > 0:
+            return self.budget_per_day / DAY
+        capacity = sum(1.0 / p for h, p in self.polite.items() if h in self.loads)
+        return self.share * capacity
+
+    def replan(self) -> None:
+        """Divide the budget over the estimated rates again (``budget`` schedule)."""
+        now = time.monotonic()
+        elapsed = self.clock.scale * (now - self._last_replan)
+        used = self._revisits_since / elapsed if elapsed > 0 else 0.0
+        self._last_replan, self._revisits_since = now, 0
+        budget = self.budget()
+        if self.planner.schedule != "budget" or budget <= 0:
+            return
+        if self._target is None:
+            self._target = budget
+        elif used > 0:  # clamping and first intervals make use drift from the plan: steer it
+            self._target = min(max(self._target * budget / used, 0.5 * budget), 2 * budget)
+        rates, total = self.queue.rate_sample(self.sample_size)
+        if rates:
+            mu = self.planner.replan(rates, self._target * len(rates) / total)
+            self.stats.set_value("revisit/mu", mu)
+        self.stats.set_value("revisit/budget_per_day", round(budget * DAY, 3))
+        self.stats.set_value("revisit/tracked", self.queue.count())

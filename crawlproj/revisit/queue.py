@@ -1,0 +1,163 @@
+"""The long-term revisit queue: one SQLite table of :class:`UrlState`, indexed by due time.
+
+Seed 001 kept one file per day; an index on ``next_due`` does the same job and
+lets a refresher read "everything due before t" in order. Every write stamps a
+row with a growing ``seq``, so a reader can also pick up rows rescheduled since
+it last looked (:meth:`RevisitQueue.changed_since`). No Scrapy, no Twisted.
+
+Writes are buffered and committed in one transaction by :meth:`commit`; WAL
+mode keeps the table whole across a kill -9 (the open batch is lost whole).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+
+from ..store.sqlite import connect
+from .estimator import PageHistory
+from .state import UrlState
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS revisit (
+    url TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    depth INTEGER NOT NULL DEFAULT 0,
+    first_access REAL NOT NULL,   -- crawl-clock seconds
+    last_access REAL NOT NULL,
+    unchanged REAL NOT NULL,      -- U: total of the intervals without a change
+    changes INTEGER NOT NULL,     -- m: intervals with a change
+    tc_min REAL,                  -- shortest interval with a change (NULL: none yet)
+    interval REAL NOT NULL,       -- the interval that set next_due
+    next_due REAL NOT NULL,
+    rule TEXT NOT NULL,
+    rate REAL,                    -- estimated changes per second (NULL: one visit so far)
+    content_hash TEXT,
+    etag TEXT,
+    last_modified TEXT,
+    visits INTEGER NOT NULL,
+    not_modified INTEGER NOT NULL,
+    errors INTEGER NOT NULL,
+    seq INTEGER NOT NULL          -- write order: rows changed since a reader last looked
+);
+CREATE INDEX IF NOT EXISTS revisit_due ON revisit(next_due);
+CREATE INDEX IF NOT EXISTS revisit_seq ON revisit(seq);
+CREATE INDEX IF NOT EXISTS revisit_host ON revisit(host);
+"""
+
+COLUMNS = ("url", "host", "depth", "first_access", "last_access", "unchanged", "changes", "tc_min", "interval",
+           "next_due", "rule", "rate", "content_hash", "etag", "last_modified", "visits", "not_modified", "errors")
+
+
+def _row(state: UrlState, seq: int) -> tuple:
+    h = state.history
+    return (state.url, state.host, state.depth, h.first_access, h.last_access, h.unchanged, h.changes,
+            None if math.isinf(h.tc_min) else h.tc_min, state.interval, state.next_due, state.rule, state.rate,
+            state.content_hash, state.etag, state.last_modified, state.visits, state.not_modified, state.errors, seq)
+
+
+def _state(row: tuple) -> UrlState:
+    (url, host, depth, first, last, unchanged, changes, tc_min, interval, next_due, rule, rate, content_hash,
+     etag, last_modified, visits, not_modified, errors) = row
+    history = PageHistory(first, last, unchanged, changes, math.inf if tc_min is None else tc_min)
+    return UrlState(url, host, history, interval, next_due, rule, depth, rate, content_hash, etag, last_modified,
+                    visits, not_modified, errors)
+
+
+class RevisitQueue:
+    """Reader and buffered writer of one revisit table."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.conn = connect(path)
+        self.conn.executescript(SCHEMA)
+        self.seq = self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM revisit").fetchone()[0]
+        self._puts: dict[str, UrlState] = {}
+        self._deletes: set[str] = set()
+
+    # -- writing ----------------------------------------------------------
+    def put(self, state: UrlState) -> None:
+        self._deletes.discard(state.url)
+        self._puts[state.url] = state
+
+    def delete(self, url: str) -> None:
+        self._puts.pop(url, None)
+        self._deletes.add(url)
+
+    @property
+    def pending(self) -> int:
+        return len(self._puts) + len(self._deletes)
+
+    def commit(self) -> None:
+        if not self.pending:
+            return
+        puts, deletes = self._puts, self._deletes
+        self._puts, self._deletes = {}, set()
+        seq = self.seq + 1
+        try:
+            cur = self.conn.cursor()
+            cur.execute("BEGIN")
+            cur.executemany(f"INSERT OR REPLACE INTO revisit ({', '.join(COLUMNS)}, seq) "
+                            f"VALUES ({', '.join('?' * (len(COLUMNS) + 1))})", [_row(s, seq) for s in puts.values()])
+            cur.executemany("DELETE FROM revisit WHERE url = ?", [(u,) for u in deletes])
+            cur.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            self._puts, self._deletes = {**puts, **self._puts}, deletes | self._deletes
+            raise
+        self.seq = seq
+
+    def close(self) -> None:
+        try:
+            self.commit()
+        finally:
+            self.conn.close()
+
+    # -- reading ----------------------------------------------------------
+    def get(self, url: str) -> UrlState | None:
+        """The URL's state, the uncommitted write included."""
+        if url in self._puts:
+            return self._puts[url]
+        if url in self._deletes:
+            return None
+        row = self.conn.execute(f"SELECT {', '.join(COLUMNS)} FROM revisit WHERE url = ?", (url,)).fetchone()
+        return _state(row) if row else None
+
+    def due(self, after: float, until: float, limit: int) -> list[tuple[float, str]]:
+        """(next_due, url) of rows due in ``[after, until]``, earliest first."""
+        return self.conn.execute("SELECT next_due, url FROM revisit WHERE next_due >= ? AND next_due <= ? "
+                                 "ORDER BY next_due LIMIT ?", (after, until, limit)).fetchall()
+
+    def changed_since(self, seq: int, until: float) -> list[tuple[float, str]]:
+        """(next_due, url) of rows written after ``seq`` and due by ``until``."""
+        return self.conn.execute("SELECT next_due, url FROM revisit WHERE seq > ? AND next_due <= ?",
+                                 (seq, until)).fetchall()
+
+    def committed_seq(self) -> int:
+        return self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM revisit").fetchone()[0]
+
+    def host_loads(self) -> Iterator[tuple[str, float]]:
+        """(host, L = sum of 1/interval over its pages) for every host."""
+        yield from self.conn.execute("SELECT host, SUM(1.0 / interval) FROM revisit GROUP BY host")
+
+    def host_states(self, host: str) -> list[UrlState]:
+        """Every state of ``host``, uncommitted writes included."""
+        rows = self.conn.execute(f"SELECT {', '.join(COLUMNS)} FROM revisit WHERE host = ?", (host,))
+        states = {s.url: s for s in map(_state, rows) if s.url not in self._deletes}
+        states.update((u, s) for u, s in self._puts.items() if s.host == host)
+        return list(states.values())
+
+    def rate_sample(self, n: int) -> tuple[list[float], int]:
+        """Up to ``n`` estimated rates drawn at random, and how many rows have one."""
+        total = self.conn.execute("SELECT COUNT(*) FROM revisit WHERE rate IS NOT NULL").fetchone()[0]
+        rates = [r for (r,) in self.conn.execute(
+            "SELECT rate FROM revisit WHERE rate IS NOT NULL ORDER BY RANDOM() LIMIT ?", (n,))]
+        return rates, total
+
+    def count(self) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM revisit").fetchone()[0]
+
+    def query(self, sql: str, params: Iterable = ()) -> list[tuple]:
+        return self.conn.execute(sql, tuple(params)).fetchall()
+

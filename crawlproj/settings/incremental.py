@@ -1,0 +1,11 @@
+"""The ``incremental`` profile: a continuous crawl that revisits known pages as they change.
+
+Like ``local`` (one machine, SQLite), plus the refresher: known URLs are revisited as
+their schedule falls due while new ones are discovered; the crawl runs until SIGINT
+and resumes where it stopped (the frontier's journal in JOBDIR, the revisit queue in
+its SQLite table).
+"""
+
+STORE_URI = "sqlite:///data/crawl.db"
+REVISIT_MODE = "incremental"
+JOBDIR = "data/jobs/incremental"

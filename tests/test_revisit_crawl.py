@@ -1,0 +1,100 @@
+"""Incremental crawls of a sandbox whose pages change as Poisson processes.
+
+The sandbox and the crawler share an accelerated clock (14400x: a real second is
+four hours), so a 25-second crawl spans four days of revisits. Outcomes are read from
+the server's record (304s, politeness) and the crawl's own database.
+"""
+
+import signal
+import sqlite3
+import subprocess
+import time
+from collections import Counter
+from urllib.parse import urlsplit
+
+from crawlproj.sandbox.changes import PageChanges
+from crawlproj.sandbox.harness import PROJECT_DIR, crawl_command, crawl_sandbox
+
+SCALE = 14400.0
+CHANGING = ("--hosts", "3", "--pages", "8", "--no-robots-mix", "--change-min", "3600",
+            "--change-max", str(60 * 86400), "--time-scale", str(SCALE))
+
+
+def incremental_settings(sandbox, tmp_path, **extra):
+    return {"HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{tmp_path / 'crawl.db'}",
+            "REVISIT_MODE": "incremental", "REVISIT_TIME_SCALE": SCALE, "REVISIT_MIN_INTERVAL": 3600,
+            "REVISIT_FIRST_INTERVAL": [3600, 7200], "REVISIT_REFRESH_SECONDS": 0.1, "REVISIT_REPLAN_SECONDS": 2,
+            "REVISIT_BUDGET": 24 * 100, "MIN_INTERVAL": 0.05,
+            # A page is rescheduled when its visit is stored: commit often on a clock this fast.
+            "STORE_FLUSH_INTERVAL": 0.1, "RENDER_MODE": "never", **extra}
+
+
+def page_of(web, url):
+    parts = urlsplit(url)
+    host = web.host_index(parts.hostname)
+    return host, web.page_index(host, parts.path)
+
+
+def test_fast_changing_pages_are_revisited_more_and_304s_are_served(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory(*CHANGING)
+    web = sandbox.web
+    cfg = web.config
+    truth = PageChanges(cfg.seed, cfg.change_min, cfg.change_max, cfg.time_scale)
+    settings = incremental_settings(sandbox, tmp_path, CLOSESPIDER_TIMEOUT=25)
+    conn, result = crawl_sandbox(sandbox, tmp_path, **settings)
+    assert result.stats.get("finish_reason") == "closespider_timeout"  # continuous: it never ran out
+    revisit = sqlite3.connect(tmp_path / "crawl.revisit.db")
+    rows = revisit.execute("SELECT url, visits, not_modified, changes FROM revisit").fetchall()
+    assert len(rows) == len(web.expected_crawl()) == 24
+    by_speed = sorted(rows, key=lambda r: truth.mean_interval(*page_of(web, r[0])))
+    fast, slow = by_speed[:8], by_speed[-8:]
+    fast_visits, slow_visits = sum(r[1] for r in fast), sum(r[1] for r in slow)
+    assert fast_visits > 1.5 * slow_visits, (fast_visits, slow_visits)
+    assert sum(r[3] for r in fast) > sum(r[3] for r in slow)  # changes were detected where they happen
+
+    report = sandbox.report(interval=0.05)
+    assert report["violations"] == 0 and report["max_concurrency"] == 1  # revisits stayed polite
+    # Eight pages a host at the 1-hour minimum ask more than a fetch per polite interval
+    # (0.05 s real = 720 s on this clock) allows: the schedule was stretched, not politeness.
+    assert result.stats["revisit/overloads"] > 0 and result.stats["revisit/overload_stretched"] > 0
+    # Every 304 the server sent was counted as an unchanged visit; hosts without validators got none.
+    assert report["not_modified"] > 0
+    assert result.stats["revisit/not_modified"] == report["not_modified"]
+    assert report["per_host"][web.host_name(2)]["not_modified"] == 0  # h2 sends no ETag or Last-Modified
+    assert result.stats["revisit/conditional_requests"] > 0
+    # The rotating ad and timestamp change every body, yet unchanged pages were seen unchanged.
+    assert result.stats["revisit/unchanged"] > 0
+    # A 304 kept the stored capture: every page still has its title and links.
+    assert conn.execute("SELECT COUNT(*) FROM pages WHERE title IS NULL AND status = 200").fetchone()[0] == 0
+    assert conn.execute("SELECT COUNT(*) FROM pages WHERE status = 304").fetchone()[0] == 0
+    assert conn.execute("SELECT COUNT(DISTINCT source) FROM links").fetchone()[0] >= 20
+
+
+def test_sigint_stops_cleanly_and_the_next_run_resumes_the_schedule(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory(*CHANGING)
+    settings = incremental_settings(sandbox, tmp_path, JOBDIR=str(tmp_path / "job"),
+                                    STATS_FILE=str(tmp_path / "first.json"))
+    proc = subprocess.Popen(crawl_command("web", {"seeds": sandbox.seeds_file}, settings), cwd=PROJECT_DIR,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(12)
+    assert proc.poll() is None, "an incremental crawl must keep running"
+    proc.send_signal(signal.SIGINT)
+    _, log = proc.communicate(timeout=60)
+    assert proc.returncode == 0, log[-3000:]
+    assert "shutting down gracefully" in log
+    revisit_db = tmp_path / "crawl.revisit.db"
+    with sqlite3.connect(revisit_db) as conn:
+        before = dict(conn.execute("SELECT url, visits FROM revisit"))
+    assert len(before) == 24 and max(before.values()) > 2
+
+    sandbox.reset()
+    del settings["STATS_FILE"]
+    _, result = crawl_sandbox(sandbox, tmp_path / "second", **settings, CLOSESPIDER_TIMEOUT=8)
+    with sqlite3.connect(revisit_db) as conn:
+        after = dict(conn.execute("SELECT url, visits FROM revisit"))
+    assert set(after) == set(before)
+    assert sum(after.values()) > sum(before.values())  # revisits went on from the stored schedule
+    assert "revisit/first_visits" not in result.stats  # nothing was taken for new
+    # The journal kept discovery from starting over: only revisits reached the server.
+    requests = Counter(r.path for r in sandbox.records() if r.path != "/robots.txt")
+    assert requests and result.stats.get("revisit/requests", 0) >= sum(requests.values())
