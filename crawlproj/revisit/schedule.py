@@ -136,19 +136,22 @@ def optimal_intervals(rates, budget: float, policy: RevisitPolicy | None = None,
     def spend(log_mu: float) -> float:
         return float((1.0 / intervals(math.exp(log_mu))).sum())
 
+    # Bracket log(mu) with steps growing from the hint (the last day's mu is usually close),
+    # then bisect to 1e-4: mu to 0.01%, far finer than the estimates it divides the budget over.
     lo = hi = math.log(mu_hint) if mu_hint else -math.log(float(np.median(rates)) + 1e-300)
-    while spend(lo) < budget and lo > -700:
-        lo -= 2.0  # smaller mu: more fetches
-    while spend(hi) > budget and hi < 700:
-        hi += 2.0
-    for _ in range(60):
+    step = 0.05 if mu_hint else 2.0
+    if spend(lo) < budget:  # smaller mu: more fetches
+        while spend(lo) < budget and lo > -700:
+            hi, lo, step = lo, lo - step, step * 2
+    else:
+        while spend(hi) > budget and hi < 700:
+            lo, hi, step = hi, hi + step, step * 2
+    while hi - lo > 1e-4:
         mid = (lo + hi) / 2
         if spend(mid) > budget:
             lo = mid
         else:
             hi = mid
-        if hi - lo < 1e-6:
-            break
     mu = math.exp(hi)
     return intervals(mu), mu
 
