@@ -184,6 +184,16 @@ def _interval_pair(settings: BaseSettings, name: str) -> None:
         raise SettingsError(name, raw, "need 0 < low <= high")
 
 
+def _redis_url(settings: BaseSettings, name: str) -> None:
+    from urllib.parse import urlsplit
+
+    raw = str(settings.get(name) or "")
+    if urlsplit(raw).scheme not in ("redis", "rediss", "unix"):
+        raise SettingsError(name, raw, "expected redis://host:port/db, rediss://... or unix:///path")
+    if settings.getfloat("WORKER_TTL") <= settings.getfloat("WORKER_HEARTBEAT"):
+        raise SettingsError("WORKER_TTL", settings.get("WORKER_TTL"), "must be longer than WORKER_HEARTBEAT")
+
+
 CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "USER_AGENT": _non_empty,
     "ADDRESS_ALLOWLIST": _cidr_list,
@@ -290,6 +300,14 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "REVISIT_SHORT_TERM_MAX": _number(int, 1),
     "REVISIT_REFRESH_SECONDS": _number(float, 0, inclusive=False),
     "REVISIT_IN_FLIGHT_TIMEOUT": _number(float, 0, inclusive=False),
+    "REDIS_URL": _redis_url,
+    "REDIS_PREFIX": _non_empty,
+    "FRONTIER_PARTITIONS": _number(int, 1),
+    "REDIS_POP_BATCH": _number(int, 1),
+    "HOST_LEASE": _number(float, 0, inclusive=False),
+    "WORKER_HEARTBEAT": _number(float, 0, inclusive=False),
+    "WORKER_TTL": _number(float, 0, inclusive=False),
+    "PARTITION_LEASE": _number(float, 0, inclusive=False),
 }
 
 

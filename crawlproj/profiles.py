@@ -19,6 +19,19 @@ def available_profiles() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(crawlproj.settings.__path__))
 
 
+def _name_worker(settings: BaseSettings) -> None:
+    """Fill in ``WORKER_ID`` once per process and put it where ``{worker}`` appears (a
+    distributed worker's store and WARC shard are named after it)."""
+    from .distributed.connection import new_worker_id
+
+    worker = settings.get("WORKER_ID") or new_worker_id()
+    settings.set("WORKER_ID", worker, priority=max(settings.getpriority("WORKER_ID") or 0, 20))
+    for name in ("STORE_URI", "WARC_PREFIX", "NEAR_DUPLICATES_INDEX", "REVISIT_DB", "WARC_DIR"):
+        value = settings.get(name)
+        if isinstance(value, str) and "{worker}" in value:
+            settings.set(name, value.replace("{worker}", worker), priority=settings.getpriority(name))
+
+
 class ProfileAddon:
     """Applies the profile named by ``PROFILE``, then validates every crawlproj setting.
 
@@ -36,5 +49,6 @@ class ProfileAddon:
         for key in dir(module):
             if key.isupper():
                 settings.set(key, getattr(module, key), priority="project")
+        _name_worker(settings)
         validate(settings)
         logger.info("crawlproj profile %r applied", name)

@@ -21,3 +21,12 @@ def sandbox_factory(tmp_path) -> Iterator:
     yield start
     for proc in started:
         proc.stop()
+
+
+@pytest.fixture
+def redis_server() -> Iterator:
+    """A real redis-server on a free loopback port (installed by `make test` when missing)."""
+    from crawlproj.sandbox.servers import RedisServer
+
+    with RedisServer() as server:
+        yield server

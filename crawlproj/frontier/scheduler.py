@@ -83,22 +83,8 @@ class FrontierScheduler(BaseScheduler):
         active = s.getint("FRONTIER_ACTIVE_KEYS") or 3 * s.getint("CONCURRENT_REQUESTS")
         jobdir = s.get("JOBDIR")
         self.journal = FrontierJournal(os.path.join(jobdir, "frontier")) if jobdir else None
-        front_buffer, back_buffer = s.getint("FRONTIER_FRONT_BUFFER"), s.getint("FRONTIER_BACK_BUFFER")
         self.spill: SegmentStore | None = None
-        extra: dict[str, Any] = {}
-        if front_buffer and back_buffer:
-            spill_dir = s.get("FRONTIER_SPILL_DIR") or (
-                os.path.join(jobdir, "frontier", "spill") if jobdir else tempfile.mkdtemp(prefix="crawlproj-spill-"))
-            self.spill = SegmentStore(spill_dir, segment_bytes=s.getint("FRONTIER_SEGMENT_BYTES"))
-            extra["queue_factory"] = spill_factory(self.spill, front_buffer, back_buffer)
-        self.frontier = TwoTierFrontier(
-            levels=levels,
-            active_target=active,
-            max_active=s.getint("FRONTIER_MAX_ACTIVE_KEYS"),
-            bias=s.getfloat("FRONTIER_BIAS"),
-            **extra,
-        )
-        self.frontier.group_cap = self.per_ip
+        self.frontier = self._build_frontier(s, levels, active)
         self.prioritizer = load_object(s.get("FRONTIER_PRIORITIZER"))(levels)
         self.key_mode = s.get("FRONTIER_KEY")
         self._ips: dict[str, str] = {}  # FRONTIER_KEY = "ip": host -> address (or the host, if unresolvable)
@@ -113,6 +99,21 @@ class FrontierScheduler(BaseScheduler):
         self._timer_at = float("inf")
         self._stats_loop: task.LoopingCall | None = None
         self.spider: Spider | None = None
+
+    def _build_frontier(self, s: Any, levels: int, active: int) -> Any:
+        """The local two-tier frontier, its queues' middles spilled to disk."""
+        jobdir = s.get("JOBDIR")
+        front_buffer, back_buffer = s.getint("FRONTIER_FRONT_BUFFER"), s.getint("FRONTIER_BACK_BUFFER")
+        extra: dict[str, Any] = {}
+        if front_buffer and back_buffer:
+            spill_dir = s.get("FRONTIER_SPILL_DIR") or (
+                os.path.join(jobdir, "frontier", "spill") if jobdir else tempfile.mkdtemp(prefix="crawlproj-spill-"))
+            self.spill = SegmentStore(spill_dir, segment_bytes=s.getint("FRONTIER_SEGMENT_BYTES"))
+            extra["queue_factory"] = spill_factory(self.spill, front_buffer, back_buffer)
+        frontier = TwoTierFrontier(levels=levels, active_target=active, max_active=s.getint("FRONTIER_MAX_ACTIVE_KEYS"),
+                                   bias=s.getfloat("FRONTIER_BIAS"), **extra)
+        frontier.group_cap = self.per_ip
+        return frontier
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:

@@ -30,15 +30,42 @@ def find_binary(name: str, package: str) -> str:
     return path
 
 
-class RedisServer:
-    """``redis-server`` on a free loopback port, persisting nothing, as a context manager."""
+class ServerProcess:
+    """A child server process and its scratch directory; stopped and removed on exit."""
 
-    def __init__(self, startup_timeout: float = 10.0) -> None:
-        self.binary = find_binary("redis-server", "redis-server")
+    def __init__(self, binary: str, startup_timeout: float) -> None:
+        self.binary = binary
         self.startup_timeout = startup_timeout
         self.port = 0
         self.dir = ""
         self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> ServerProcess:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class RedisServer(ServerProcess):
+    """``redis-server`` on a free loopback port, persisting nothing, as a context manager."""
+
+    def __init__(self, startup_timeout: float = 10.0) -> None:
+        super().__init__(find_binary("redis-server", "redis-server"), startup_timeout)
 
     @property
     def url(self) -> str:
@@ -73,19 +100,41 @@ class RedisServer:
             time.sleep(0.02)
         return False
 
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
+
+class ScrapydServer(ServerProcess):
+    """``scrapyd`` on a free loopback port, its eggs, logs and job database in a temporary
+    directory, as a context manager."""
+
+    def __init__(self, binary: str, startup_timeout: float = 30.0) -> None:
+        super().__init__(binary, startup_timeout)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def start(self) -> ScrapydServer:
+        import urllib.request
+
+        self.dir = tempfile.mkdtemp(prefix="crawlproj-scrapyd-")
+        self.port = free_port()
+        d = Path(self.dir)
+        (d / "scrapyd.conf").write_text(
+            "[scrapyd]\n"
+            f"bind_address = 127.0.0.1\nhttp_port = {self.port}\n"
+            f"eggs_dir = {d / 'eggs'}\nlogs_dir = {d / 'logs'}\ndbs_dir = {d / 'dbs'}\nitems_dir =\n"
+            "max_proc = 4\npoll_interval = 0.5\n")
+        self.proc = subprocess.Popen([self.binary], cwd=self.dir, stdout=subprocess.DEVNULL,
+                                     stderr=open(d / "scrapyd.log", "wb"))
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                break
             try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.dir:
-            shutil.rmtree(self.dir, ignore_errors=True)
-
-    def __enter__(self) -> RedisServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
+                with urllib.request.urlopen(self.url + "daemonstatus.json", timeout=1) as answer:
+                    if b'"ok"' in answer.read():
+                        return self
+            except OSError:
+                time.sleep(0.1)
+        log = (d / "scrapyd.log").read_text(errors="replace")[-2000:]
         self.stop()
+        raise RuntimeError(f"scrapyd did not start on 127.0.0.1:{self.port}:\n{log}")

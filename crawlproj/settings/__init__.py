@@ -252,6 +252,28 @@ WARC_PREFIX = "crawlproj"
 #: A WARC file is closed and a new one started once it passes this many bytes.
 WARC_MAX_BYTES = 1 << 30
 
+# -- distributed crawling (the distributed profile) ---------------------------
+#: The Redis holding the shared frontier, the URL-seen filter and the start URLs.
+REDIS_URL = "redis://127.0.0.1:6379/0"
+#: Prefix of every key of this crawl: two crawls on one Redis need two prefixes.
+REDIS_PREFIX = "crawlproj"
+#: Hosts are split into this many partitions by hash; workers lease their share of them.
+FRONTIER_PARTITIONS = 64
+#: Due hosts one script call takes from Redis (one round trip serves this many requests).
+REDIS_POP_BATCH = 16
+#: A host in flight is leased to its worker for HOST_LEASE seconds (longer than any fetch).
+HOST_LEASE = 300.0
+#: A worker renews itself every WORKER_HEARTBEAT s; silent for WORKER_TTL s it is dead and its
+#: hosts and unfinished requests go back to the frontier. Partitions are leased for PARTITION_LEASE s.
+WORKER_HEARTBEAT = 2.0
+WORKER_TTL = 15.0
+PARTITION_LEASE = 30.0
+#: This worker's name (empty: host-pid-random, new each run). "{worker}" in STORE_URI,
+#: WARC_PREFIX, WARC_DIR, NEAR_DUPLICATES_INDEX and REVISIT_DB is replaced by it.
+WORKER_ID = ""
+#: `scrapy seed FILE` pushes start URLs to this Redis list; workers read it while crawling.
+REDIS_START_URLS_KEY = "{prefix}:start_urls"
+
 # -- incremental re-crawling (Tamura & Kitsuregawa, seed 001) ---------------
 #: Keep every fetched URL's change history and next due time (the long-term revisit queue).
 REVISIT_ENABLED = True
@@ -309,4 +331,5 @@ REVISIT_IN_FLIGHT_TIMEOUT = 3600.0
 
 #: If set, write the final crawl stats as JSON to this path.
 STATS_FILE = ""
-EXTENSIONS = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.revisit.refresher.Refresher": 100}
+EXTENSIONS = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.revisit.refresher.Refresher": 100,
+              "crawlproj.distributed.seeds.RedisSeeds": 200}

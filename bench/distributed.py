@@ -1,0 +1,130 @@
+"""Distributed crawling on Redis: 1 worker against 2, and scrapy-redis's stock scheduler, same run.
+
+Sandbox: 500 hosts, one seed per host, a 5 s interval, SECONDS per run (the bound is
+what an ideal polite crawler fetches in that time, about hosts / interval pages/s;
+``SandboxWeb.ideal_polite_fetches``). Each run gets a fresh redis-server on a free port.
+Pages are counted on the sandbox's record within SECONDS of the run's first request;
+violations come from the same record (gaps under the interval, two requests at once).
+
+Also measured from Redis's own counters: commands and network bytes per crawled page,
+and Redis memory: the URL-seen bitmap per URL, and a queued URL's bytes (pushed in bulk
+into a fresh prefix), projected to 100 M URLs. Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import redis
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from crawlproj.distributed.dupefilter import bloom_shape  # noqa: E402
+from crawlproj.distributed.frontier import RedisFrontier  # noqa: E402
+from crawlproj.sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command  # noqa: E402
+from crawlproj.sandbox.servers import RedisServer  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from politeness import scrapy_redis_settings  # noqa: E402
+
+HOSTS, INTERVAL = 500, 5.0
+
+
+def redis_counters(client: redis.Redis) -> tuple[int, int]:
+    stats = client.info("stats")
+    return stats["total_commands_processed"], stats["total_net_input_bytes"] + stats["total_net_output_bytes"]
+
+
+def run(sandbox: SandboxProcess, workdir: Path, seconds: float, workers: int, settings: dict) -> dict:
+    sandbox.reset()
+    with RedisServer() as server:
+        client = redis.Redis.from_url(server.url)
+        commands0, bytes0 = redis_counters(client)
+        base = {"HOST_RESOLVE": sandbox.host_resolve, "REDIS_URL": server.url, "CLOSESPIDER_TIMEOUT": seconds,
+                "CONCURRENT_REQUESTS": 64, "LOG_LEVEL": "WARNING", "RENDER_MODE": "never",
+                "STORE_URI": f"sqlite:///{workdir}/{{worker}}/crawl.db", **settings}
+        procs = [subprocess.Popen(crawl_command("web", {"seeds": sandbox.seeds_file}, {**base, "WORKER_ID": f"w{i}"}),
+                                  cwd=PROJECT_DIR, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                 for i in range(workers)]
+        for proc in procs:
+            proc.wait(timeout=seconds * 3 + 120)
+        commands1, bytes1 = redis_counters(client)
+    records = sandbox.records()
+    start = min((r.arrival for r in records), default=0.0)
+    pages = sum(1 for r in records if r.path != "/robots.txt" and r.status == 200 and r.arrival < start + seconds)
+    report = sandbox.report(INTERVAL, basis="idle")
+    return {"pages": pages, "pages_per_s": round(pages / seconds, 2), "violations": report["violations"],
+            "min_gap": report["min_gap"], "max_concurrency": report["max_concurrency"],
+            "redis_commands_per_page": round((commands1 - commands0) / max(1, pages), 1),
+            "redis_bytes_per_page": round((bytes1 - bytes0) / max(1, pages))}
+
+
+def queued_bytes_per_url(n: int = 50_000) -> float:
+    """Redis memory per queued URL: ``n`` requests like a crawl's pushed to a fresh Redis."""
+    import scrapy
+
+    with RedisServer() as server:
+        client = redis.Redis.from_url(server.url)
+        before = client.info("memory")["used_memory"]
+        frontier = RedisFrontier(client, "m", "w", partitions=64)
+        for i in range(n):
+            host = f"h{i % 5000}.example.org"
+            frontier.push(host, scrapy.Request(f"http://{host}/section/page-{i}.html", meta={"depth": 3}).to_dict())
+        frontier.flush()
+        return (client.info("memory")["used_memory"] - before) / n
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0)
+    opts = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-distributed-"))
+    seconds = opts.seconds
+    ours = {"PROFILE": "sandbox", "SCHEDULER": "crawlproj.distributed.scheduler.DistributedScheduler",
+            "DUPEFILTER_CLASS": "crawlproj.distributed.dupefilter.RedisBloomDupeFilter", "MIN_INTERVAL": INTERVAL,
+            "FRONTIER_PARTITIONS": 64, "WORKER_HEARTBEAT": 1.0, "WORKER_TTL": 10}
+    started = time.monotonic()
+    with SandboxProcess("--hosts", str(HOSTS), "--pages", str(int(seconds / INTERVAL) + 10), "--no-robots-mix",
+                        "--no-japanese", "--cross-host", "0", seeds_file=tmp / "seeds.txt") as sandbox:
+        web = sandbox.web
+        bound = web.ideal_polite_fetches(web.seeds(), INTERVAL, seconds) / seconds
+        one = run(sandbox, tmp / "one", seconds, 1, ours)
+        two = run(sandbox, tmp / "two", seconds, 2, ours)
+        peer = run(sandbox, tmp / "scrapy-redis", seconds, 1,
+                   {**{k: v for k, v in scrapy_redis_settings("").items() if k != "REDIS_URL"},
+                    "DOWNLOAD_DELAY": INTERVAL,
+                    "CONCURRENT_REQUESTS_PER_DOMAIN": 1})
+    bits, _ = bloom_shape(100_000_000, 0.001)
+    queued = queued_bytes_per_url()
+    out = {
+        "bench": "distributed", "hosts": HOSTS, "interval_s": INTERVAL, "seconds": seconds,
+        "workers": 2,
+        "pages_per_s": two["pages_per_s"],
+        "bound_pages_per_s": round(bound, 2),
+        "efficiency": round(two["pages_per_s"] / bound, 3),
+        "violations": two["violations"],
+        "max_concurrency": two["max_concurrency"],
+        "one_worker": {**one, "efficiency": round(one["pages_per_s"] / bound, 3)},
+        "two_workers": two,
+        "scrapy_redis_pages_per_s": peer["pages_per_s"],
+        "scrapy_redis_violations": peer["violations"],
+        "ratio_vs_scrapy_redis": round(two["pages_per_s"] / peer["pages_per_s"], 2) if peer["pages_per_s"] else None,
+        "redis_commands_per_page": two["redis_commands_per_page"],
+        "redis_bytes_per_page": two["redis_bytes_per_page"],
+        "redis_seen_bytes_per_url": round(bits / 8 / 100_000_000, 2),
+        "redis_queued_bytes_per_url": round(queued, 1),
+        "projected_redis_gb_per_100m_urls": {"seen_only": round(bits / 8 / 1e9, 2),
+                                             "all_queued": round((bits / 8 + queued * 1e8) / 1e9, 1)},
+        "wall_seconds": round(time.monotonic() - started, 1),
+    }
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+"""The two-tier frontier's shared state in Redis, partitioned by host hash.
+
+:class:`RedisFrontier` has the interface of :class:`~crawlproj.frontier.tiers.TwoTierFrontier`
+(push, pop, release, defer, next_due), so :class:`~crawlproj.frontier.scheduler.FrontierScheduler`
+keeps every politeness rule and only the state moves to Redis (layout in :mod:`.scripts`):
+
+* per politeness key, one queue per priority level (the front tier's order, per host);
+* per partition, a sorted set of keys by next-allowed time (the back tier's heap);
+* a lease per key in flight: one request per host across all workers; a lease past its
+  expiry, or held by a worker whose heartbeat stopped, is released by any worker;
+* per worker, the entries it was handed and has not stored yet: if it dies they go
+  back to the head of their queues, so nothing is lost.
+
+A key's partition is ``crc32(key) % partitions``. Workers lease partitions
+(:meth:`RedisFrontier.heartbeat`), each holding its share as workers join and leave;
+a worker pops only from its own partitions, and a URL found by any worker is pushed
+to its host's partition. Pushes are buffered and sent in one pipeline; a pop takes
+up to ``batch`` due keys in one script call. Times in Redis are wall-clock milliseconds.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+import zlib
+from collections import deque
+from collections.abc import Hashable, Iterable
+from typing import Any
+
+import redis
+
+from ..frontier.journal import fingerprint
+from ..frontier.urlseen import key_of
+from . import scripts
+
+
+def partition_of(key: Hashable, partitions: int) -> int:
+    """The partition owning politeness key ``key`` (stable across processes and machines)."""
+    return zlib.crc32(str(key).encode("utf-8")) % partitions
+
+
+class RedisFrontier:
+    """One worker's view of the shared frontier (see the module docstring)."""
+
+    def __init__(self, client: redis.Redis, prefix: str, worker: str, partitions: int = 64, levels: int = 8,
+                 batch: int = 16, lease_seconds: float = 120.0, worker_ttl: float = 15.0,
+                 poll_seconds: float = 0.25, clock=time.monotonic) -> None:
+        self.r = client
+        self.prefix, self.worker, self.partitions, self.levels = prefix, worker, partitions, levels
+        self.batch, self.lease_ms = batch, int(lease_seconds * 1000)
+        self.worker_ttl_ms = int(worker_ttl * 1000)
+        self.poll = poll_seconds
+        self.clock = clock
+        self.owned: list[int] = []
+        self.seen = None  # a RedisBloomDupeFilter: URLs are marked seen with their push
+        self.returned = 0  # entries of dead workers this worker put back
+        self.leases_expired = 0
+        self._scripts = {name: client.register_script(getattr(scripts, name))
+                         for name in ("PUSH", "POP", "RELEASE", "DEFER", "COMPLETE", "HEARTBEAT", "REAP")}
+        self._pushes: list[tuple] = []
+        self._popped: deque[tuple[str, Any]] = deque()  # leased to this worker, not handed out yet
+        self._next_due_ms: float | None = None
+        self._counts = (0, 0, -1.0)  # queued, in flight, when read (monotonic)
+        # What the scheduler reads of TwoTierFrontier:
+        self.in_flight: dict[Hashable, float] = {}
+        self.next_allowed: dict[Hashable, float] = {}
+        self.back: dict = {}
+        self.group_cap = 0
+
+    # -- clocks: the scheduler's monotonic seconds, Redis's wall-clock ms ------------
+    def _ms(self, monotonic: float) -> int:
+        return int((time.time() + (monotonic - self.clock())) * 1000)
+
+    def _now_ms(self) -> int:
+        return int(time.time() * 1000)
+
+    def _part(self, key: Hashable) -> int:
+        return partition_of(key, self.partitions)
+
+    # -- TwoTierFrontier's interface ---------------------------------------------
+    def push(self, key: Hashable, entry: dict, level: int = 0) -> None:
+        level = min(max(int(level), 0), self.levels - 1)
+        fp = fingerprint(key_of(entry["method"], entry["url"], entry["body"]))
+        item = str(fp).encode() + b"\t" + pickle.dumps(entry, protocol=5)
+        bloom: list = []
+        if self.seen is not None and not entry.get("dont_filter"):
+            bloom = [self.seen.key, *self.seen.offsets(key_of(entry["method"], entry["url"], entry["body"]))]
+        self._pushes.append((self._part(key), str(key), level, item, bloom))
+        if len(self._pushes) >= 500:
+            self.flush()
+
+    def flush(self) -> None:
+        """Send buffered pushes in one pipeline (before anything that may complete their parent)."""
+        if not self._pushes:
+            return
+        pushes, self._pushes = self._pushes, []
+        now = self._now_ms()
+        pipe = self.r.pipeline(transaction=False)
+        for part, key, level, item, bloom in pushes:
+            self._scripts["PUSH"](args=[self.prefix, part, key, level, item, now, *bloom], client=pipe)
+        pipe.execute()
+
+    def pop(self, now: float) -> tuple[Hashable, Any] | None:
+        if not self._popped:
+            self.flush()
+            if not self.owned:
+                return None
+            out, next_due = self._scripts["POP"](args=[self.prefix, self._now_ms(), self.batch, self.worker,
+                                                       self.lease_ms, self.levels, *self.owned])
+            for i in range(0, len(out), 3):
+                self._popped.append((out[i].decode(), pickle.loads(out[i + 2])))
+            self._next_due_ms = float(next_due) if next_due else None
+        if not self._popped:
+            return None
+        key, entry = self._popped.popleft()
+        self.in_flight[key] = now
+        return key, entry
+
+    def release(self, key: Hashable, next_allowed: float) -> None:
+        self.in_flight.pop(key, None)
+        self.next_allowed[key] = next_allowed
+        self._scripts["RELEASE"](args=[self.prefix, str(key), self._part(key), self._ms(next_allowed),
+                                       self._now_ms(), self.levels])
+        if len(self.next_allowed) > 100_000:
+            self.next_allowed.clear()
+
+    def defer(self, key: Hashable, until: float) -> None:
+        self.flush()  # a retry's push must be in Redis before it is deferred
+        self._scripts["DEFER"](args=[self.prefix, str(key), self._part(key), self._ms(until), self._now_ms()])
+
+    def set_group(self, key: Hashable, group: Hashable) -> None:
+        """Per-IP groups are not shared between workers yet (see the README)."""
+
+    def next_due(self) -> float | None:
+        """When to look again: the earliest due key seen in our partitions, or a short poll
+        (other workers push into our partitions without telling us)."""
+        now = self.clock()
+        if self._popped:
+            return now
+        due = now + self.poll
+        if self._next_due_ms is not None:
+            due = min(due, now + max(0.0, self._next_due_ms / 1000 - time.time()))
+        return due
+
+    def has_pending(self) -> bool:
+        """Anything queued or unfinished anywhere: another worker's page may still add work here."""
+        queued, in_flight = self.counts()
+        return bool(self._popped or self._pushes or queued > 0 or in_flight > 0)
+
+    def counts(self, max_age: float = 0.5) -> tuple[int, int]:
+        """(entries queued, entries handed out and not yet stored), across all workers."""
+        queued, in_flight, at = self._counts
+        if self.clock() - at > max_age:
+            raw = self.r.mget(f"{self.prefix}:queued", f"{self.prefix}:inflight")
+            queued, in_flight = (int(x or 0) for x in raw)
+            self._counts = (queued, in_flight, self.clock())
+        return queued, in_flight
+
+    def __len__(self) -> int:
+        return self.counts()[0] + len(self._pushes)
+
+    @property
+    def front_len(self) -> int:
+        return 0
+
+    @property
+    def back_len(self) -> int:
+        return len(self)
+
+    def due_keys(self, now: float) -> int:
+        return len(self._popped)
+
+    # -- distributed only ----------------------------------------------------------
+    def complete(self, urls: Iterable[str]) -> int:
+        """The store committed these URLs: forget them as pending (flushing their links first)."""
+        self.flush()
+        fps = [str(fingerprint(u)) for u in urls]
+        if not fps:
+            return 0
+        return int(self._scripts["COMPLETE"](args=[self.prefix, self.worker, *fps]))
+
+    def heartbeat(self, partition_ttl: float) -> list[int]:
+        """Renew this worker, take its share of partitions, and reap dead workers' work."""
+        self.reap()
+        now = self._now_ms()
+        owned = self._scripts["HEARTBEAT"](args=[self.prefix, self.worker, now, self.worker_ttl_ms,
+                                                 int(partition_ttl * 1000), self.partitions])
+        self.owned = sorted(int(p) for p in owned)
+        return self.owned
+
+    def reap(self, leaving: bool = False) -> tuple[int, int]:
+        """Return dead workers' pending entries (this worker's, if ``leaving``) and expired leases."""
+        back, expired = self._scripts["REAP"](args=[self.prefix, self._now_ms(), self.levels,
+                                                    self.worker if leaving else "", self.partitions])
+        if not leaving:
+            self.returned += int(back)
+            self.leases_expired += int(expired)
+        return int(back), int(expired)
+
+    def leave(self) -> None:
+        """A clean exit: hand back partitions, leases and unfinished entries at once."""
+        self.flush()
+        for key in list(self.in_flight):
+            self.release(key, self.next_allowed.get(key, self.clock()))
+        self.reap(leaving=True)
+        pipe = self.r.pipeline()
+        for part in self.owned:
+            pipe.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end "
+                      "return 0", 1, f"{self.prefix}:owner:{part}", self.worker)
+        pipe.execute()
+        self.owned = []

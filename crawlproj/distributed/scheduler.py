@@ -1,0 +1,75 @@
+"""The frontier scheduler on Redis: every politeness rule of the local frontier, shared state."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from scrapy import Spider
+from scrapy.crawler import Crawler
+from scrapy.dupefilters import BaseDupeFilter
+from twisted.internet import task
+
+from ..frontier.scheduler import FrontierScheduler
+from . import connection
+from .dupefilter import RedisBloomDupeFilter
+from .frontier import RedisFrontier
+
+logger = logging.getLogger(__name__)
+
+
+class DistributedScheduler(FrontierScheduler):
+    """:class:`FrontierScheduler` over a :class:`RedisFrontier` shared by every worker.
+
+    Each worker heartbeats every ``WORKER_HEARTBEAT`` seconds: it renews itself and its
+    partitions (leases of ``PARTITION_LEASE`` seconds), takes its share of
+    ``FRONTIER_PARTITIONS`` as workers come and go, and returns the work of workers
+    silent for ``WORKER_TTL`` to the frontier. A request stays pending in Redis until the
+    worker's store commits its page (:data:`crawlproj.signals.pages_committed`), so a
+    kill -9 loses nothing: another worker fetches it again. Redis's persistence (AOF)
+    is the journal; ``JOBDIR`` is not used.
+    """
+
+    def __init__(self, crawler: Crawler, dupefilter: BaseDupeFilter) -> None:
+        super().__init__(crawler, dupefilter)
+        s = crawler.settings
+        self.journal = None  # Redis is the journal
+        self.worker = connection.worker_id(s)
+        self.heartbeat_every = s.getfloat("WORKER_HEARTBEAT")
+        self.partition_lease = s.getfloat("PARTITION_LEASE")
+        self.frontier = RedisFrontier(
+            connection.from_settings(s), s.get("REDIS_PREFIX"), self.worker,
+            partitions=s.getint("FRONTIER_PARTITIONS"), levels=s.getint("FRONTIER_LEVELS"),
+            batch=s.getint("REDIS_POP_BATCH"), lease_seconds=s.getfloat("HOST_LEASE"),
+            worker_ttl=s.getfloat("WORKER_TTL"), clock=self.clock)
+        if isinstance(dupefilter, RedisBloomDupeFilter):
+            self.frontier.seen = dupefilter
+        self._heartbeat: task.LoopingCall | None = None
+
+    def _build_frontier(self, s: Any, levels: int, active: int) -> Any:
+        return None  # replaced in __init__: no local queues or spill files
+
+    def open(self, spider: Spider) -> None:
+        super().open(spider)
+        self._heartbeat = task.LoopingCall(self._beat)
+        self._heartbeat.start(self.heartbeat_every, now=True)
+        logger.info("worker %s joined %s: partitions %s", self.worker, self.frontier.prefix, self.frontier.owned)
+
+    def _beat(self) -> None:
+        before = self.frontier.owned
+        owned = self.frontier.heartbeat(self.partition_lease)
+        self.stats.set_value("distributed/partitions", len(owned))
+        self.stats.set_value("distributed/returned_from_dead_workers", self.frontier.returned)
+        self.stats.set_value("distributed/leases_expired", self.frontier.leases_expired)
+        if owned != before:
+            logger.info("worker %s holds %d partitions", self.worker, len(owned))
+            self._wake()
+
+    def close(self, reason: str) -> None:
+        if self._heartbeat is not None and self._heartbeat.running:
+            self._heartbeat.stop()
+        self.frontier.leave()
+        super().close(reason)
+
+    def _pages_committed(self, urls: list[str]) -> None:
+        self.stats.inc_value("distributed/completed", self.frontier.complete(urls))

@@ -1,0 +1,211 @@
+"""The Lua scripts of the Redis frontier. Each runs atomically inside Redis.
+
+Keys, under the prefix ``P`` (``REDIS_PREFIX``):
+
+* ``P:q:<key>:<level>``   list: one politeness key's queue at one priority level, items ``fp<TAB>entry``
+* ``P:ready:<part>``      sorted set: the keys of partition ``part`` waiting, scored by when due (ms)
+* ``P:lease``             sorted set: keys in flight, scored by lease expiry (ms);
+  ``P:lease_owner``       hash key -> ``worker<TAB>part``
+* ``P:na:<key>``          when ``key`` may go again (ms), kept until then (PX)
+* ``P:pending:<worker>``  hash fp -> ``key<TAB>level<TAB>part<TAB>entry``: handed to a worker, not yet stored
+* ``P:queued``, ``P:inflight``  counters; ``P:workers`` sorted set worker -> heartbeat expiry;
+  ``P:owner:<part>`` the worker leasing partition ``part`` (PX)
+"""
+
+# ARGV: prefix, part, key, level, item, now_ms[, bloom_key, offset...]
+# With a Bloom key, the URL is marked seen here, with its push: a worker killed between its
+# URL-seen test and the push must not leave a URL marked seen and never queued.
+PUSH = """
+local p, key = ARGV[1], ARGV[3]
+if #ARGV > 7 then
+  local seen = true
+  for i = 8, #ARGV do
+    if redis.call('GETBIT', ARGV[7], ARGV[i]) == 0 then seen = false; break end
+  end
+  if seen then return 0 end
+  for i = 8, #ARGV do redis.call('SETBIT', ARGV[7], ARGV[i], 1) end
+end
+redis.call('RPUSH', p..':q:'..key..':'..ARGV[4], ARGV[5])
+redis.call('INCR', p..':queued')
+if not redis.call('ZSCORE', p..':lease', key) then
+  local now = tonumber(ARGV[6])
+  local na = tonumber(redis.call('GET', p..':na:'..key) or now)
+  redis.call('ZADD', p..':ready:'..ARGV[2], 'NX', math.max(na, now), key)
+end
+return 1
+"""
+
+# ARGV: prefix, now_ms, max, worker, lease_ms, levels, part...
+# Returns {key1, fp1, entry1, key2, ...}, and the earliest due time left in these partitions.
+POP = """
+local p, now, max, me = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local ttl, levels = tonumber(ARGV[5]), tonumber(ARGV[6])
+local out, nextdue = {}, false
+for i = 7, #ARGV do
+  local rk = p..':ready:'..ARGV[i]
+  if #out < 3 * max then
+    local due = redis.call('ZRANGEBYSCORE', rk, '-inf', now, 'LIMIT', 0, max - #out / 3)
+    for _, key in ipairs(due) do
+      redis.call('ZREM', rk, key)
+      local item, level = false, 0
+      for l = 0, levels - 1 do
+        item = redis.call('LPOP', p..':q:'..key..':'..l)
+        if item then level = l; break end
+      end
+      if item then
+        redis.call('ZADD', p..':lease', now + ttl, key)
+        redis.call('HSET', p..':lease_owner', key, me..'\\t'..ARGV[i])
+        local tab = string.find(item, '\\t', 1, true)
+        local fp, entry = string.sub(item, 1, tab - 1), string.sub(item, tab + 1)
+        -- a retry has its first attempt's fingerprint: one pending entry, counted once
+        local added = redis.call('HSET', p..':pending:'..me, fp, key..'\\t'..level..'\\t'..ARGV[i]..'\\t'..entry)
+        redis.call('DECR', p..':queued')
+        redis.call('INCRBY', p..':inflight', added)
+        out[#out + 1] = key; out[#out + 1] = fp; out[#out + 1] = entry
+      end
+    end
+  end
+  local first = redis.call('ZRANGE', rk, 0, 0, 'WITHSCORES')
+  if first[2] and (not nextdue or tonumber(first[2]) < nextdue) then nextdue = tonumber(first[2]) end
+end
+return {out, nextdue and tostring(nextdue) or false}
+"""
+
+# ARGV: prefix, key, part, at_ms, now_ms, levels
+RELEASE = """
+local p, key, at, now = ARGV[1], ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5])
+redis.call('ZREM', p..':lease', key)
+redis.call('HDEL', p..':lease_owner', key)
+local na = tonumber(redis.call('GET', p..':na:'..key) or 0)
+if na > at then at = na end
+if at > now then redis.call('SET', p..':na:'..key, at, 'PX', math.ceil(at - now) + 1) end
+for l = 0, tonumber(ARGV[6]) - 1 do
+  if redis.call('LLEN', p..':q:'..key..':'..l) > 0 then
+    redis.call('ZADD', p..':ready:'..ARGV[3], at, key)
+    break
+  end
+end
+return 1
+"""
+
+# ARGV: prefix, key, part, until_ms, now_ms
+DEFER = """
+local p, key, untl, now = ARGV[1], ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5])
+local na = tonumber(redis.call('GET', p..':na:'..key) or 0)
+if untl > na and untl > now then redis.call('SET', p..':na:'..key, untl, 'PX', math.ceil(untl - now) + 1) end
+redis.call('ZADD', p..':ready:'..ARGV[3], 'XX', 'GT', untl, key)
+return 1
+"""
+
+# ARGV: prefix, worker, fp...
+COMPLETE = """
+local p = ARGV[1]
+local n = 0
+for i = 3, #ARGV do n = n + redis.call('HDEL', p..':pending:'..ARGV[2], ARGV[i]) end
+if n > 0 then redis.call('DECRBY', p..':inflight', n) end
+return n
+"""
+
+# ARGV: prefix, worker, now_ms, worker_ttl_ms, partition_ttl_ms, partitions
+# Renews the worker, then holds ceil(partitions / live workers) partitions: gives back extras,
+# claims free ones. Returns the partitions held.
+HEARTBEAT = """
+local p, me, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local wttl, pttl, parts = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+redis.call('ZADD', p..':workers', now + wttl, me)
+local live = redis.call('ZCOUNT', p..':workers', now, '+inf')
+local target = math.ceil(parts / math.max(live, 1))
+local owned = {}
+for i = 0, parts - 1 do
+  if redis.call('GET', p..':owner:'..i) == me then owned[#owned + 1] = i end
+end
+while #owned > target do
+  redis.call('DEL', p..':owner:'..table.remove(owned))
+end
+for _, i in ipairs(owned) do redis.call('PEXPIRE', p..':owner:'..i, pttl) end
+for i = 0, parts - 1 do
+  if #owned >= target then break end
+  if redis.call('SET', p..':owner:'..i, me, 'NX', 'PX', pttl) then owned[#owned + 1] = i end
+end
+return owned
+"""
+
+# ARGV: prefix, now_ms, levels, worker_or_empty, partitions
+# Workers whose heartbeat expired (or the named one, leaving): their pending entries go back to
+# the head of their queues, their hosts and partitions are released. Leases past expiry are too.
+# Returns the number of entries put back.
+REAP = """
+local p, now, levels, leaving = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local dead = redis.call('ZRANGEBYSCORE', p..':workers', '-inf', '('..now)
+if leaving ~= '' then dead[#dead + 1] = leaving end
+local back = 0
+local function ready(key, part)
+  if not redis.call('ZSCORE', p..':lease', key) then
+    local na = tonumber(redis.call('GET', p..':na:'..key) or now)
+    redis.call('ZADD', p..':ready:'..part, 'NX', math.max(na, now), key)
+  end
+end
+local parts_of = {}
+for _, w in ipairs(dead) do
+  local pending = redis.call('HGETALL', p..':pending:'..w)
+  for i = 1, #pending, 2 do
+    local fp, v = pending[i], pending[i + 1]
+    local t1 = string.find(v, '\\t', 1, true)
+    local t2 = string.find(v, '\\t', t1 + 1, true)
+    local t3 = string.find(v, '\\t', t2 + 1, true)
+    local key, level, part = string.sub(v, 1, t1 - 1), string.sub(v, t1 + 1, t2 - 1), string.sub(v, t2 + 1, t3 - 1)
+    redis.call('LPUSH', p..':q:'..key..':'..level, fp..'\\t'..string.sub(v, t3 + 1))
+    parts_of[key] = part
+    back = back + 1
+  end
+  if #pending > 0 then
+    redis.call('INCRBY', p..':queued', #pending / 2)
+    redis.call('DECRBY', p..':inflight', #pending / 2)
+  end
+  redis.call('DEL', p..':pending:'..w)
+  redis.call('ZREM', p..':workers', w)
+  for i = 0, tonumber(ARGV[5]) - 1 do
+    if redis.call('GET', p..':owner:'..i) == w then redis.call('DEL', p..':owner:'..i) end
+  end
+  local owners = redis.call('HGETALL', p..':lease_owner')
+  for i = 1, #owners, 2 do
+    local tab = string.find(owners[i + 1], '\\t', 1, true)
+    if string.sub(owners[i + 1], 1, tab - 1) == w then
+      redis.call('ZREM', p..':lease', owners[i])
+      redis.call('HDEL', p..':lease_owner', owners[i])
+      parts_of[owners[i]] = string.sub(owners[i + 1], tab + 1)
+    end
+  end
+end
+local expired = redis.call('ZRANGEBYSCORE', p..':lease', '-inf', '('..now)
+for _, key in ipairs(expired) do
+  local owner = redis.call('HGET', p..':lease_owner', key)
+  redis.call('ZREM', p..':lease', key)
+  redis.call('HDEL', p..':lease_owner', key)
+  if owner then parts_of[key] = string.sub(owner, string.find(owner, '\\t', 1, true) + 1) end
+end
+for key, part in pairs(parts_of) do
+  for l = 0, levels - 1 do
+    if redis.call('LLEN', p..':q:'..key..':'..l) > 0 then ready(key, part); break end
+  end
+end
+return {back, #expired}
+"""
+
+# KEYS[1]: the bitmap; ARGV: offset...  Returns 1 if every bit was set. BLOOM_CHECK only reads.
+BLOOM_CHECK = """
+for i = 1, #ARGV do
+  if redis.call('GETBIT', KEYS[1], ARGV[i]) == 0 then return 0 end
+end
+return 1
+"""
+
+
+BLOOM_ADD = """
+local seen = 1
+for i = 1, #ARGV do
+  if redis.call('SETBIT', KEYS[1], ARGV[i], 1) == 0 then seen = 0 end
+end
+return seen
+"""
+

@@ -1,0 +1,12 @@
+"""The ``distributed`` profile: many workers, on many machines, sharing one frontier in Redis.
+
+Set ``REDIS_URL`` (``-s REDIS_URL=redis://host:6379/0``). Each worker process writes its
+own SQLite and WARC shard, named after its ``WORKER_ID``; ``scrapy merge`` reads them
+together. Redis must persist (``appendonly yes``) and must not evict
+(``maxmemory-policy noeviction``): see the README.
+"""
+
+SCHEDULER = "crawlproj.distributed.scheduler.DistributedScheduler"
+DUPEFILTER_CLASS = "crawlproj.distributed.dupefilter.RedisBloomDupeFilter"
+STORE_URI = "sqlite:///data/distributed/{worker}/crawl.db"
+WARC_PREFIX = "crawlproj-{worker}"

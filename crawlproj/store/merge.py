@@ -1,0 +1,52 @@
+"""Reading the shards of a distributed crawl together: one database from many (pure SQLite)."""
+
+from __future__ import annotations
+
+import os
+
+from .sqlite import PAGE_COLUMNS, SqliteStore
+
+
+def merge_shards(out: str, shards: list[str]) -> dict:
+    """Merge worker shards into the store at ``out`` (created if missing); return counts.
+
+    A URL stored by two workers (fetched again after a worker died before its commit)
+    keeps its latest fetch; host counters add up; links and duplicates are unioned.
+    """
+    store = SqliteStore(out)
+    conn = store.conn
+    columns = ", ".join(PAGE_COLUMNS)
+    merged = 0
+    for shard in shards:
+        if os.path.abspath(shard) == os.path.abspath(out):
+            continue
+        conn.execute("ATTACH DATABASE ? AS shard", (shard,))
+        try:
+            if not conn.execute("SELECT 1 FROM shard.sqlite_master WHERE name = 'pages'").fetchone():
+                raise ValueError(f"{shard} is not a crawl store (it has no pages table)")
+            conn.execute("BEGIN")
+            conn.execute(f"""INSERT INTO pages ({columns}) SELECT {columns} FROM shard.pages WHERE true
+                             ON CONFLICT(url) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in PAGE_COLUMNS[1:])}
+                             WHERE excluded.fetched_at > pages.fetched_at""")
+            conn.execute("INSERT OR IGNORE INTO links SELECT * FROM shard.links")
+            conn.execute("INSERT OR REPLACE INTO duplicates SELECT * FROM shard.duplicates")
+            conn.execute("INSERT INTO fetch_errors SELECT * FROM shard.fetch_errors")
+            conn.execute("""INSERT INTO hosts SELECT * FROM shard.hosts WHERE true ON CONFLICT(name) DO UPDATE SET
+                            ip = COALESCE(excluded.ip, ip), robots_status = COALESCE(excluded.robots_status, robots_status),
+                            robots_fetched_at = MAX(COALESCE(excluded.robots_fetched_at, 0), COALESCE(robots_fetched_at, 0)),
+                            fetches = fetches + excluded.fetches, errors = errors + excluded.errors,
+                            bytes = bytes + excluded.bytes""")
+            conn.execute("""INSERT INTO host_errors SELECT * FROM shard.host_errors WHERE true
+                            ON CONFLICT(host, kind) DO UPDATE SET count = count + excluded.count""")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        finally:
+            conn.execute("DETACH DATABASE shard")
+        merged += 1
+    pages = conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
+    hosts = conn.execute("SELECT COUNT(*) FROM hosts").fetchone()[0]
+    store.close()
+    return {"out": out, "shards": merged, "pages": pages, "hosts": hosts}

@@ -1,0 +1,118 @@
+"""The Redis frontier, its partitions and leases, and the shared URL-seen filter, on a real redis-server."""
+
+import time
+
+import redis
+
+from crawlproj.distributed.dupefilter import RedisBloomDupeFilter, bloom_shape
+from crawlproj.distributed.frontier import RedisFrontier, partition_of
+
+
+def entry(url):
+    return {"url": url, "method": "GET", "body": b"", "headers": {}, "meta": {}}
+
+
+def frontier(server, worker, **kw):
+    client = redis.Redis.from_url(server.url)
+    f = RedisFrontier(client, "t", worker, partitions=kw.pop("partitions", 4), batch=kw.pop("batch", 8),
+                      lease_seconds=kw.pop("lease", 60), worker_ttl=kw.pop("ttl", 5), **kw)
+    f.heartbeat(partition_ttl=30)
+    return f
+
+
+def test_one_request_per_host_across_workers_and_the_interval_is_shared(redis_server):
+    a = frontier(redis_server, "a", partitions=1)
+    b = frontier(redis_server, "b", partitions=1)
+    a.heartbeat(30)  # two workers: one partition, held by one of them
+    owner, other = (a, b) if a.owned else (b, a)
+    assert owner.owned == [0] and other.owned == []
+    for i in range(3):
+        other.push("h1", entry(f"http://h1/{i}"))  # any worker pushes to the host's partition
+    other.flush()
+    key, got = owner.pop(time.monotonic())
+    assert key == "h1" and got["url"] == "http://h1/0"
+    assert owner.pop(time.monotonic()) is None  # h1 is leased: never two in flight
+    owner.release("h1", time.monotonic() + 0.3)
+    assert owner.pop(time.monotonic()) is None  # not due before its interval
+    time.sleep(0.35)
+    assert owner.pop(time.monotonic())[1]["url"] == "http://h1/1"
+    assert owner.counts(max_age=0) == (1, 2)  # one queued, two handed out and not stored
+    assert owner.complete(["http://h1/0", "http://h1/1"]) == 2
+    assert owner.counts(max_age=0) == (1, 0)
+
+
+def test_partitions_rebalance_and_urls_route_by_host_hash(redis_server):
+    a = frontier(redis_server, "a", partitions=8)
+    assert a.owned == list(range(8))
+    b = frontier(redis_server, "b", partitions=8)
+    assert b.owned == []  # all leased to a
+    a.heartbeat(30)  # a sees two live workers and gives half back
+    b.heartbeat(30)
+    assert len(a.owned) == 4 and len(b.owned) == 4 and not set(a.owned) & set(b.owned)
+    hosts = [f"h{i}" for i in range(40)]
+    for h in hosts:
+        a.push(h, entry(f"http://{h}/"))
+    a.flush()
+    got_a, got_b = set(), set()
+    for f, got in ((a, got_a), (b, got_b)):
+        while (popped := f.pop(time.monotonic())) is not None:
+            got.add(popped[0])
+    assert got_a | got_b == set(hosts) and not got_a & got_b
+    assert all(partition_of(h, 8) in a.owned for h in got_a)
+
+
+def test_a_dead_workers_hosts_and_unstored_requests_return(redis_server):
+    a = frontier(redis_server, "a", partitions=1, ttl=0.5)
+    for i in range(3):
+        a.push(f"h{i}", entry(f"http://h{i}/"))
+    a.flush()
+    handed = [a.pop(time.monotonic()) for _ in range(3)]
+    a.complete([handed[0][1]["url"]])  # one stored; two fetched or in flight when "killed"
+    # a stops heartbeating (kill -9); b joins after a's TTL
+    time.sleep(0.6)
+    b = frontier(redis_server, "b", partitions=1)
+    b.heartbeat(30)
+    assert b.owned == [0]
+    back = set()
+    while (popped := b.pop(time.monotonic())) is not None:
+        back.add(popped[1]["url"])
+    assert back == {handed[1][1]["url"], handed[2][1]["url"]}  # nothing lost, the stored one not repeated
+
+
+def test_expired_host_lease_is_released(redis_server):
+    a = frontier(redis_server, "a", partitions=1, lease=0.2)
+    a.push("h", entry("http://h/1"))
+    a.push("h", entry("http://h/2"))
+    a.flush()
+    assert a.pop(time.monotonic())[0] == "h"
+    assert a.pop(time.monotonic()) is None
+    time.sleep(0.25)
+    assert a.reap() == (0, 1)
+    assert a.pop(time.monotonic())[1]["url"] == "http://h/2"
+
+
+def test_shared_bloom_filter(redis_server):
+    client = redis.Redis.from_url(redis_server.url)
+    one = RedisBloomDupeFilter(client, "t:seen", capacity=10_000, error_rate=0.001)
+    two = RedisBloomDupeFilter(redis.Redis.from_url(redis_server.url), "t:seen", 10_000, 0.001)
+    assert not one.seen_key("http://a/") and two.seen_key("http://a/")  # seen by the other worker
+    false = sum(one.seen_key(f"http://new/{i}") for i in range(5000))
+    assert false <= 25  # about 0.1% while under capacity
+    bits, hashes = bloom_shape(100_000_000, 0.001)
+    assert 1.7 < bits / 8 / 100_000_000 < 1.9 and hashes == 10  # ~180 MB per 100 M URLs
+
+
+def test_urls_are_marked_seen_with_their_push(redis_server):
+    a = frontier(redis_server, "a", partitions=1)
+    seen = RedisBloomDupeFilter(redis.Redis.from_url(redis_server.url), "t:seen", 10_000, 0.001)
+    a.seen = seen
+    a.push("h", entry("http://h/1"))
+    assert not seen._check(keys=[seen.key], args=seen.offsets("http://h/1"))  # buffered: not yet seen
+    a.push("h", entry("http://h/1"))  # found twice before the flush
+    a.flush()
+    assert seen._check(keys=[seen.key], args=seen.offsets("http://h/1"))
+    assert a.counts(max_age=0) == (1, 0)  # queued once
+    a._pushes.clear()  # a worker killed before its flush: nothing was marked, nothing is lost
+    a.push("h", entry("http://h/2"))
+    a._pushes.clear()
+    assert not seen._check(keys=[seen.key], args=seen.offsets("http://h/2"))

@@ -1,0 +1,75 @@
+"""Distributed crawls: real worker processes sharing a real redis-server, against the sandbox."""
+
+import glob
+import signal
+import sqlite3
+import subprocess
+import time
+
+from crawlproj.sandbox.harness import PROJECT_DIR, crawl_command
+from crawlproj.store.merge import merge_shards
+
+INTERVAL = 0.2
+
+
+def distributed_settings(redis_server, sandbox, tmp_path, **extra):
+    return {"HOST_RESOLVE": sandbox.host_resolve, "REDIS_URL": redis_server.url, "REDIS_PREFIX": "test",
+            "SCHEDULER": "crawlproj.distributed.scheduler.DistributedScheduler",
+            "DUPEFILTER_CLASS": "crawlproj.distributed.dupefilter.RedisBloomDupeFilter",
+            "STORE_URI": f"sqlite:///{tmp_path}/shards/{{worker}}/crawl.db", "FRONTIER_PARTITIONS": 8,
+            "MIN_INTERVAL": INTERVAL, "WORKER_HEARTBEAT": 0.5, "WORKER_TTL": 2, "PARTITION_LEASE": 4,
+            "STORE_FLUSH_INTERVAL": 0.5, "RENDER_MODE": "never", "CONCURRENT_REQUESTS": 8, **extra}
+
+
+def stored(tmp_path) -> int:
+    total = 0
+    for shard in glob.glob(f"{tmp_path}/shards/*/crawl.db"):
+        try:
+            with sqlite3.connect(shard, timeout=5) as conn:
+                total += conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
+        except sqlite3.OperationalError:
+            pass
+    return total
+
+
+def start_worker(settings, seeds, name, tmp_path):
+    log = open(tmp_path / f"{name}.log", "w")
+    return subprocess.Popen(crawl_command("web", {"seeds": seeds}, {**settings, "WORKER_ID": name}),
+                            cwd=PROJECT_DIR, stdout=subprocess.DEVNULL, stderr=log)
+
+
+def test_kill_9_of_a_worker_loses_nothing_and_politeness_holds(redis_server, sandbox_factory, tmp_path):
+    sandbox = sandbox_factory("--hosts", "16", "--pages", "24")
+    expected = sandbox.web.expected_pages()  # reachable, fetched and not noindex
+    settings = distributed_settings(redis_server, sandbox, tmp_path)
+    one = start_worker(settings, sandbox.seeds_file, "w1", tmp_path)
+    two = start_worker(settings, sandbox.seeds_file, "w2", tmp_path)
+    workers = [one, two]
+    try:
+        deadline = time.monotonic() + 90
+        while stored(tmp_path) < len(expected) // 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert two.poll() is None, (tmp_path / "w2.log").read_text()[-3000:]
+        two.send_signal(signal.SIGKILL)  # mid-crawl: hosts leased, pages fetched and not yet stored
+        two.wait()
+        three = start_worker(settings, sandbox.seeds_file, "w3", tmp_path)  # a new worker joins at once
+        workers.append(three)
+        for proc, name in ((one, "w1"), (three, "w3")):
+            assert proc.wait(timeout=180) == 0, (tmp_path / f"{name}.log").read_text()[-3000:]
+    finally:
+        for proc in workers:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    summary = merge_shards(str(tmp_path / "merged.db"), sorted(glob.glob(f"{tmp_path}/shards/*/crawl.db")))
+    assert summary["shards"] == 3
+    with sqlite3.connect(tmp_path / "merged.db") as conn:
+        pages = {url for (url,) in conn.execute("SELECT url FROM pages")}
+    assert pages == expected, sorted(expected ^ pages)[:10]  # every reachable page is stored, nothing else
+    report = sandbox.report(interval=INTERVAL)
+    assert report["violations"] == 0 and report["max_concurrency"] == 1, report["per_host"]
+    logs = [(tmp_path / f"{name}.log").read_text() for name in ("w1", "w3")]
+    assert all(f"worker {name} joined" in log for name, log in zip(("w1", "w3"), logs))
+    # The killed worker's unstored requests were put back by a survivor.
+    assert any("'distributed/returned_from_dead_workers': 0," not in log and
+               "distributed/returned_from_dead_workers" in log for log in logs)
