@@ -36,16 +36,22 @@ from politeness import scrapy_redis_settings  # noqa: E402
 HOSTS, INTERVAL = 500, 5.0
 
 
-def redis_counters(client: redis.Redis) -> tuple[int, int]:
-    stats = client.info("stats")
-    return stats["total_commands_processed"], stats["total_net_input_bytes"] + stats["total_net_output_bytes"]
+def redis_counters(client: redis.Redis) -> tuple[int, int, int]:
+    """(commands, script inner ones included; calls sent by clients; network bytes)."""
+    stats, commands = client.info("stats"), client.info("commandstats")
+    inner = ("bitfield", "bitfield_ro", "rpush", "lpush", "lpop", "llen", "zadd", "zrem", "zscore", "zrange",
+             "zrangebyscore", "zcount", "hset", "hdel", "hget", "hgetall", "incr", "incrby", "decr", "decrby",
+             "get", "set", "del", "pexpire")
+    sent = sum(v["calls"] for k, v in commands.items() if k.removeprefix("cmdstat_") not in inner)
+    return (stats["total_commands_processed"], sent,
+            stats["total_net_input_bytes"] + stats["total_net_output_bytes"])
 
 
 def run(sandbox: SandboxProcess, workdir: Path, seconds: float, workers: int, settings: dict) -> dict:
     sandbox.reset()
     with RedisServer() as server:
         client = redis.Redis.from_url(server.url)
-        commands0, bytes0 = redis_counters(client)
+        commands0, sent0, bytes0 = redis_counters(client)
         base = {"HOST_RESOLVE": sandbox.host_resolve, "REDIS_URL": server.url, "CLOSESPIDER_TIMEOUT": seconds,
                 "CONCURRENT_REQUESTS": 64, "LOG_LEVEL": "WARNING", "RENDER_MODE": "never",
                 "STORE_URI": f"sqlite:///{workdir}/{{worker}}/crawl.db", **settings}
@@ -54,7 +60,7 @@ def run(sandbox: SandboxProcess, workdir: Path, seconds: float, workers: int, se
                  for i in range(workers)]
         for proc in procs:
             proc.wait(timeout=seconds * 3 + 120)
-        commands1, bytes1 = redis_counters(client)
+        commands1, sent1, bytes1 = redis_counters(client)
     records = sandbox.records()
     start = min((r.arrival for r in records), default=0.0)
     pages = sum(1 for r in records if r.path != "/robots.txt" and r.status == 200 and r.arrival < start + seconds)
@@ -62,6 +68,7 @@ def run(sandbox: SandboxProcess, workdir: Path, seconds: float, workers: int, se
     return {"pages": pages, "pages_per_s": round(pages / seconds, 2), "violations": report["violations"],
             "min_gap": report["min_gap"], "max_concurrency": report["max_concurrency"],
             "redis_commands_per_page": round((commands1 - commands0) / max(1, pages), 1),
+            "redis_calls_per_page": round((sent1 - sent0) / max(1, pages), 2),
             "redis_bytes_per_page": round((bytes1 - bytes0) / max(1, pages))}
 
 
@@ -83,6 +90,7 @@ def queued_bytes_per_url(n: int = 50_000) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--only-one", action="store_true", help="only the one-worker run (for tuning)")
     opts = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-distributed-"))
     seconds = opts.seconds
@@ -95,6 +103,9 @@ def main() -> None:
         web = sandbox.web
         bound = web.ideal_polite_fetches(web.seeds(), INTERVAL, seconds) / seconds
         one = run(sandbox, tmp / "one", seconds, 1, ours)
+        if opts.only_one:
+            print(json.dumps({"bound_pages_per_s": round(bound, 2), "one_worker": one}))
+            return
         two = run(sandbox, tmp / "two", seconds, 2, ours)
         peer = run(sandbox, tmp / "scrapy-redis", seconds, 1,
                    {**{k: v for k, v in scrapy_redis_settings("").items() if k != "REDIS_URL"},
@@ -116,6 +127,7 @@ def main() -> None:
         "scrapy_redis_violations": peer["violations"],
         "ratio_vs_scrapy_redis": round(two["pages_per_s"] / peer["pages_per_s"], 2) if peer["pages_per_s"] else None,
         "redis_commands_per_page": two["redis_commands_per_page"],
+        "redis_calls_per_page": two["redis_calls_per_page"],
         "redis_bytes_per_page": two["redis_bytes_per_page"],
         "redis_seen_bytes_per_url": round(bits / 8 / 100_000_000, 2),
         "redis_queued_bytes_per_url": round(queued, 1),

@@ -116,3 +116,25 @@ def test_urls_are_marked_seen_with_their_push(redis_server):
     a.push("h", entry("http://h/2"))
     a._pushes.clear()
     assert not seen._check(keys=[seen.key], args=seen.offsets("http://h/2"))
+
+
+def test_redis_crash_with_aof_loses_nothing_acknowledged():
+    from crawlproj.sandbox.servers import RedisServer
+
+    with RedisServer(appendonly=True) as server:
+        a = frontier(server, "a", partitions=2)
+        for i in range(50):
+            a.push(f"h{i}", entry(f"http://h{i}/"))
+        a.flush()  # acknowledged
+        handed = [a.pop(time.monotonic()) for _ in range(5)]
+        a.complete([h[1]["url"] for h in handed[:2]])
+        before = a.counts(max_age=0)
+        server.crash_and_restart()  # kill -9 of redis-server itself
+        b = frontier(server, "b", partitions=2)
+        assert b.counts(max_age=0) == before == (42, 6)  # a popped a batch of 8; 2 were stored
+        time.sleep(5.1)  # a stopped heartbeating: its 6 unstored requests come back
+        b.heartbeat(30)
+        got = set()
+        while (popped := b.pop(time.monotonic())) is not None:
+            got.add(popped[1]["url"])
+        assert len(got) == 48 and not {h[1]["url"] for h in handed[:2]} & got

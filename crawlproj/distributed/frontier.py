@@ -60,6 +60,7 @@ class RedisFrontier:
         self._pushes: list[tuple] = []
         self._popped: deque[tuple[str, Any]] = deque()  # leased to this worker, not handed out yet
         self._next_due_ms: float | None = None
+        self._quiet_until = 0.0  # monotonic: no key of ours is due before this (no need to ask Redis)
         self._counts = (0, 0, -1.0)  # queued, in flight, when read (monotonic)
         # What the scheduler reads of TwoTierFrontier:
         self.in_flight: dict[Hashable, float] = {}
@@ -99,17 +100,22 @@ class RedisFrontier:
         for part, key, level, item, bloom in pushes:
             self._scripts["PUSH"](args=[self.prefix, part, key, level, item, now, *bloom], client=pipe)
         pipe.execute()
+        if any(part in self.owned for part, *_ in pushes):
+            self.wake()  # a new host of ours may be due at once
 
     def pop(self, now: float) -> tuple[Hashable, Any] | None:
         if not self._popped:
             self.flush()
-            if not self.owned:
+            # The engine asks many times a second; Redis only when something may be due.
+            if not self.owned or now < self._quiet_until:
                 return None
             out, next_due = self._scripts["POP"](args=[self.prefix, self._now_ms(), self.batch, self.worker,
                                                        self.lease_ms, self.levels, *self.owned])
             for i in range(0, len(out), 3):
                 self._popped.append((out[i].decode(), pickle.loads(out[i + 2])))
             self._next_due_ms = float(next_due) if next_due else None
+            if len(out) < 3 * self.batch:  # everything due was taken: quiet until the next due key
+                self._quiet_until = self.next_due() or now + self.poll
         if not self._popped:
             return None
         key, entry = self._popped.popleft()
@@ -119,10 +125,17 @@ class RedisFrontier:
     def release(self, key: Hashable, next_allowed: float) -> None:
         self.in_flight.pop(key, None)
         self.next_allowed[key] = next_allowed
+        self._quiet_until = min(self._quiet_until, next_allowed)  # it may be due again then
+        at_ms = self._ms(next_allowed)
+        self._next_due_ms = at_ms if self._next_due_ms is None else min(self._next_due_ms, at_ms)
         self._scripts["RELEASE"](args=[self.prefix, str(key), self._part(key), self._ms(next_allowed),
                                        self._now_ms(), self.levels])
         if len(self.next_allowed) > 100_000:
             self.next_allowed.clear()
+
+    def wake(self) -> None:
+        """Ask Redis at the next pop (partitions changed, or new work was pushed here)."""
+        self._quiet_until = 0.0
 
     def defer(self, key: Hashable, until: float) -> None:
         self.flush()  # a retry's push must be in Redis before it is deferred
@@ -185,7 +198,10 @@ class RedisFrontier:
         now = self._now_ms()
         owned = self._scripts["HEARTBEAT"](args=[self.prefix, self.worker, now, self.worker_ttl_ms,
                                                  int(partition_ttl * 1000), self.partitions])
-        self.owned = sorted(int(p) for p in owned)
+        owned = sorted(int(p) for p in owned)
+        if owned != self.owned:
+            self.wake()
+        self.owned = owned
         return self.owned
 
     def reap(self, leaving: bool = False) -> tuple[int, int]:

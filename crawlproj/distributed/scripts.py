@@ -18,12 +18,16 @@ Keys, under the prefix ``P`` (``REDIS_PREFIX``):
 PUSH = """
 local p, key = ARGV[1], ARGV[3]
 if #ARGV > 7 then
-  local seen = true
+  local get, set = {ARGV[7]}, {ARGV[7]}
   for i = 8, #ARGV do
-    if redis.call('GETBIT', ARGV[7], ARGV[i]) == 0 then seen = false; break end
+    get[#get + 1] = 'GET'; get[#get + 1] = 'u1'; get[#get + 1] = ARGV[i]
+    set[#set + 1] = 'SET'; set[#set + 1] = 'u1'; set[#set + 1] = ARGV[i]; set[#set + 1] = 1
   end
+  local bits = redis.call('BITFIELD', unpack(get))
+  local seen = true
+  for _, b in ipairs(bits) do if b == 0 then seen = false; break end end
   if seen then return 0 end
-  for i = 8, #ARGV do redis.call('SETBIT', ARGV[7], ARGV[i], 1) end
+  redis.call('BITFIELD', unpack(set))
 end
 redis.call('RPUSH', p..':q:'..key..':'..ARGV[4], ARGV[5])
 redis.call('INCR', p..':queued')
@@ -43,9 +47,16 @@ local ttl, levels = tonumber(ARGV[5]), tonumber(ARGV[6])
 local out, nextdue = {}, false
 for i = 7, #ARGV do
   local rk = p..':ready:'..ARGV[i]
-  if #out < 3 * max then
-    local due = redis.call('ZRANGEBYSCORE', rk, '-inf', now, 'LIMIT', 0, max - #out / 3)
-    for _, key in ipairs(due) do
+  -- the earliest keys with their due times, in one command: the due ones are taken, the
+  -- first one not due tells when to look again
+  local first = redis.call('ZRANGE', rk, 0, math.max(0, max - #out / 3), 'WITHSCORES')
+  for j = 1, #first, 2 do
+    local key, score = first[j], tonumber(first[j + 1])
+    if score > now or #out >= 3 * max then
+      if not nextdue or score < nextdue then nextdue = score end
+      break
+    end
+    do
       redis.call('ZREM', rk, key)
       local item, level = false, 0
       for l = 0, levels - 1 do
@@ -65,8 +76,6 @@ for i = 7, #ARGV do
       end
     end
   end
-  local first = redis.call('ZRANGE', rk, 0, 0, 'WITHSCORES')
-  if first[2] and (not nextdue or tonumber(first[2]) < nextdue) then nextdue = tonumber(first[2]) end
 end
 return {out, nextdue and tostring(nextdue) or false}
 """
@@ -194,18 +203,17 @@ return {back, #expired}
 
 # KEYS[1]: the bitmap; ARGV: offset...  Returns 1 if every bit was set. BLOOM_CHECK only reads.
 BLOOM_CHECK = """
-for i = 1, #ARGV do
-  if redis.call('GETBIT', KEYS[1], ARGV[i]) == 0 then return 0 end
-end
+local get = {KEYS[1]}
+for i = 1, #ARGV do get[#get + 1] = 'GET'; get[#get + 1] = 'u1'; get[#get + 1] = ARGV[i] end
+for _, b in ipairs(redis.call('BITFIELD_RO', unpack(get))) do if b == 0 then return 0 end end
 return 1
 """
 
 
 BLOOM_ADD = """
-local seen = 1
-for i = 1, #ARGV do
-  if redis.call('SETBIT', KEYS[1], ARGV[i], 1) == 0 then seen = 0 end
-end
-return seen
+local set = {KEYS[1]}
+for i = 1, #ARGV do set[#set + 1] = 'SET'; set[#set + 1] = 'u1'; set[#set + 1] = ARGV[i]; set[#set + 1] = 1 end
+for _, b in ipairs(redis.call('BITFIELD', unpack(set))) do if b == 0 then return 0 end end
+return 1
 """
 

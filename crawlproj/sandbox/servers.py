@@ -62,10 +62,28 @@ class ServerProcess:
 
 
 class RedisServer(ServerProcess):
-    """``redis-server`` on a free loopback port, persisting nothing, as a context manager."""
+    """``redis-server`` on a free loopback port, as a context manager. It persists nothing,
+    or with ``appendonly`` keeps an AOF fsynced on every write (the crawl's recommended
+    setting), which :meth:`crash_and_restart` proves."""
 
-    def __init__(self, startup_timeout: float = 10.0) -> None:
+    def __init__(self, startup_timeout: float = 10.0, appendonly: bool = False) -> None:
         super().__init__(find_binary("redis-server", "redis-server"), startup_timeout)
+        self.appendonly = appendonly
+
+    def _command(self) -> list[str]:
+        persistence = (["--appendonly", "yes", "--appendfsync", "always"] if self.appendonly
+                       else ["--appendonly", "no"])
+        return [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persistence,
+                "--dir", self.dir, "--protected-mode", "yes", "--maxmemory-policy", "noeviction"]
+
+    def crash_and_restart(self) -> None:
+        """SIGKILL the server (no shutdown save) and start it again on the same port and files."""
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait()
+        self.proc = subprocess.Popen(self._command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if not self._wait_ready():
+            raise RuntimeError(f"redis-server did not restart on 127.0.0.1:{self.port}")
 
     @property
     def url(self) -> str:
@@ -75,10 +93,7 @@ class RedisServer(ServerProcess):
         self.dir = tempfile.mkdtemp(prefix="crawlproj-redis-")
         for _ in range(5):  # a free port can be taken between the check and the bind
             self.port = free_port()
-            self.proc = subprocess.Popen(
-                [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                 "--dir", self.dir, "--protected-mode", "yes"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.proc = subprocess.Popen(self._command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             if self._wait_ready():
                 return self
             self.proc.kill()
