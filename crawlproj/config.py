@@ -260,6 +260,7 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "NEAR_DUPLICATES_NUM_PERM": _number(int, 16),
     "NEAR_DUPLICATES_MIN_SHINGLES": _number(int, 1),
     "NEAR_DUPLICATES_KEEP_CONTENT": _boolean,
+    "NEAR_DUPLICATES_BACKEND": _choice("local", "redis"),
     "WARC_ENABLED": _boolean,
     "WARC_PREFIX": _non_empty,
     "WARC_MAX_BYTES": _number(int, 4096),

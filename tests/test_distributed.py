@@ -138,3 +138,48 @@ def test_redis_crash_with_aof_loses_nothing_acknowledged():
         while (popped := b.pop(time.monotonic())) is not None:
             got.add(popped[1]["url"])
         assert len(got) == 48 and not {h[1]["url"] for h in handed[:2]} & got
+
+
+def test_per_ip_cap_holds_across_workers(redis_server):
+    a = frontier(redis_server, "a", partitions=2)
+    b = frontier(redis_server, "b", partitions=2)
+    a.heartbeat(30)
+    b.heartbeat(30)
+    for f in (a, b):
+        f.group_cap = 1
+    # four hosts on one server address, spread over both workers' partitions
+    hosts = [f"site{i}.example" for i in range(4)]
+    for h in hosts:
+        a.set_group(h, "10.0.0.1")
+        a.push(h, entry(f"http://{h}/"))
+    a.flush()
+    popped = [p for f in (a, b) for p in [f.pop(time.monotonic())] if p is not None]
+    assert len(popped) == 1  # one request at a time to 10.0.0.1, whichever worker holds the host
+    owner = a if popped[0][0] in a.in_flight else b
+    owner.release(popped[0][0], time.monotonic())
+    time.sleep(0.3)  # the held-back hosts are looked at again after the poll interval
+    again = [p for f in (a, b) for p in [f.pop(time.monotonic())] if p is not None]
+    assert len(again) == 1 and again[0][0] != popped[0][0]
+
+
+def test_shared_near_duplicate_index_matches_the_local_one(redis_server):
+    from crawlproj.content.near_duplicates import NearDuplicateIndex
+    from crawlproj.distributed.near_duplicates import RedisNearDuplicateIndex
+    from crawlproj.sandbox.graph import SandboxConfig, SandboxWeb
+
+    web = SandboxWeb(SandboxConfig(hosts=10, pages=30, content_mix=True))
+    texts = [(web.url(h, k), web.main_text(h, k)) for h in (2, 3, 7, 8) for k in range(web.size(h))]
+    local = NearDuplicateIndex(threshold=0.8, num_perm=128, min_shingles=10)
+    workers = [RedisNearDuplicateIndex(redis.Redis.from_url(redis_server.url), "t", 0.8, 128, 10) for _ in range(2)]
+    matches = 0
+    for i, (url, text) in enumerate(texts):
+        want = local.add(url, local.fingerprint(text))
+        shared = workers[i % 2]  # pages alternate between two workers
+        got = shared.add(url, shared.fingerprint(text))
+        assert got == want, (url, got, want)
+        matches += got is not None
+    assert matches > 20 and len(workers[0]) == len(local)
+    # a canonical page fetched again with new text leaves its old bands and digest
+    url, text = texts[0]
+    workers[1].add(url, workers[1].fingerprint("completely different words " * 40))
+    assert workers[0].add("http://other/", workers[0].fingerprint(text)) is None

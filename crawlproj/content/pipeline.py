@@ -50,13 +50,17 @@ class NearDuplicatePipeline:
         if not s.getbool("NEAR_DUPLICATES_ENABLED"):
             raise NotConfigured
         self.crawler = crawler
-        self.path = index_path(s)
-        self.index = NearDuplicateIndex(
-            threshold=s.getfloat("NEAR_DUPLICATES_THRESHOLD"),
-            num_perm=s.getint("NEAR_DUPLICATES_NUM_PERM"),
-            storage=SqliteIndexStorage(self.path),
-            min_shingles=s.getint("NEAR_DUPLICATES_MIN_SHINGLES"),
-        )
+        shape = {"threshold": s.getfloat("NEAR_DUPLICATES_THRESHOLD"), "num_perm": s.getint("NEAR_DUPLICATES_NUM_PERM"),
+                 "min_shingles": s.getint("NEAR_DUPLICATES_MIN_SHINGLES")}
+        if s.get("NEAR_DUPLICATES_BACKEND") == "redis":  # shared by every worker of a distributed crawl
+            from ..distributed import connection
+            from ..distributed.near_duplicates import RedisNearDuplicateIndex
+
+            self.path = f"{s.get('REDIS_URL')} ({s.get('REDIS_PREFIX')}:nd:*)"
+            self.index = RedisNearDuplicateIndex(connection.from_settings(s), s.get("REDIS_PREFIX"), **shape)
+        else:
+            self.path = index_path(s)
+            self.index = NearDuplicateIndex(storage=SqliteIndexStorage(self.path), **shape)
         crawler.signals.connect(self.index.storage.commit, signal=crawl_signals.store_committing)
 
     @classmethod

@@ -67,6 +67,7 @@ class RedisFrontier:
         self.next_allowed: dict[Hashable, float] = {}
         self.back: dict = {}
         self.group_cap = 0
+        self._groups: dict[Hashable, Hashable] = {}
 
     # -- clocks: the scheduler's monotonic seconds, Redis's wall-clock ms ------------
     def _ms(self, monotonic: float) -> int:
@@ -110,7 +111,8 @@ class RedisFrontier:
             if not self.owned or now < self._quiet_until:
                 return None
             out, next_due = self._scripts["POP"](args=[self.prefix, self._now_ms(), self.batch, self.worker,
-                                                       self.lease_ms, self.levels, *self.owned])
+                                                       self.lease_ms, self.levels, self.group_cap,
+                                                       int(self.poll * 1000), *self.owned])
             for i in range(0, len(out), 3):
                 self._popped.append((out[i].decode(), pickle.loads(out[i + 2])))
             self._next_due_ms = float(next_due) if next_due else None
@@ -142,7 +144,11 @@ class RedisFrontier:
         self._scripts["DEFER"](args=[self.prefix, str(key), self._part(key), self._ms(until), self._now_ms()])
 
     def set_group(self, key: Hashable, group: Hashable) -> None:
-        """Per-IP groups are not shared between workers yet (see the README)."""
+        """Put ``key`` in ``group`` (its server's address): with ``group_cap``, at most that many
+        keys of a group are in flight, counted across all workers."""
+        if self._groups.get(key) != group:
+            self._groups[key] = group
+            self.r.hset(f"{self.prefix}:group", str(key), str(group))
 
     def next_due(self) -> float | None:
         """When to look again: the earliest due key seen in our partitions, or a short poll

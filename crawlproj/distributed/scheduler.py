@@ -42,6 +42,7 @@ class DistributedScheduler(FrontierScheduler):
             partitions=s.getint("FRONTIER_PARTITIONS"), levels=s.getint("FRONTIER_LEVELS"),
             batch=s.getint("REDIS_POP_BATCH"), lease_seconds=s.getfloat("HOST_LEASE"),
             worker_ttl=s.getfloat("WORKER_TTL"), clock=self.clock)
+        self.frontier.group_cap = self.per_ip
         if isinstance(dupefilter, RedisBloomDupeFilter):
             self.frontier.seen = dupefilter
         self._heartbeat: task.LoopingCall | None = None

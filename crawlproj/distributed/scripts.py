@@ -8,6 +8,8 @@ Keys, under the prefix ``P`` (``REDIS_PREFIX``):
   ``P:lease_owner``       hash key -> ``worker<TAB>part``
 * ``P:na:<key>``          when ``key`` may go again (ms), kept until then (PX)
 * ``P:pending:<worker>``  hash fp -> ``key<TAB>level<TAB>part<TAB>entry``: handed to a worker, not yet stored
+* ``P:group`` hash key -> its server's address, ``P:groupflight:<address>`` keys in flight there
+  (the per-IP cap, across workers)
 * ``P:queued``, ``P:inflight``  counters; ``P:workers`` sorted set worker -> heartbeat expiry;
   ``P:owner:<part>`` the worker leasing partition ``part`` (PX)
 """
@@ -39,13 +41,15 @@ end
 return 1
 """
 
-# ARGV: prefix, now_ms, max, worker, lease_ms, levels, part...
+# ARGV: prefix, now_ms, max, worker, lease_ms, levels, group_cap, retry_ms, part...
 # Returns {key1, fp1, entry1, key2, ...}, and the earliest due time left in these partitions.
+# With a group cap, a key whose server (P:group) already has that many keys in flight, from
+# any worker, waits retry_ms and is looked at again.
 POP = """
 local p, now, max, me = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-local ttl, levels = tonumber(ARGV[5]), tonumber(ARGV[6])
+local ttl, levels, cap, retry = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local out, nextdue = {}, false
-for i = 7, #ARGV do
+for i = 9, #ARGV do
   local rk = p..':ready:'..ARGV[i]
   -- the earliest keys with their due times, in one command: the due ones are taken, the
   -- first one not due tells when to look again
@@ -56,7 +60,11 @@ for i = 7, #ARGV do
       if not nextdue or score < nextdue then nextdue = score end
       break
     end
-    do
+    local group = cap > 0 and redis.call('HGET', p..':group', key)
+    if group and tonumber(redis.call('GET', p..':groupflight:'..group) or 0) >= cap then
+      redis.call('ZADD', rk, now + retry, key)
+      if not nextdue or now + retry < nextdue then nextdue = now + retry end
+    else
       redis.call('ZREM', rk, key)
       local item, level = false, 0
       for l = 0, levels - 1 do
@@ -64,6 +72,7 @@ for i = 7, #ARGV do
         if item then level = l; break end
       end
       if item then
+        if group then redis.call('INCR', p..':groupflight:'..group) end
         redis.call('ZADD', p..':lease', now + ttl, key)
         redis.call('HSET', p..':lease_owner', key, me..'\\t'..ARGV[i])
         local tab = string.find(item, '\\t', 1, true)
@@ -83,7 +92,12 @@ return {out, nextdue and tostring(nextdue) or false}
 # ARGV: prefix, key, part, at_ms, now_ms, levels
 RELEASE = """
 local p, key, at, now = ARGV[1], ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5])
-redis.call('ZREM', p..':lease', key)
+if redis.call('ZREM', p..':lease', key) == 1 then
+  local group = redis.call('HGET', p..':group', key)
+  if group and tonumber(redis.call('DECR', p..':groupflight:'..group)) < 0 then
+    redis.call('SET', p..':groupflight:'..group, 0)
+  end
+end
 redis.call('HDEL', p..':lease_owner', key)
 local na = tonumber(redis.call('GET', p..':na:'..key) or 0)
 if na > at then at = na end
@@ -148,6 +162,15 @@ local p, now, levels, leaving = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), A
 local dead = redis.call('ZRANGEBYSCORE', p..':workers', '-inf', '('..now)
 if leaving ~= '' then dead[#dead + 1] = leaving end
 local back = 0
+local function unlease(key)
+  if redis.call('ZREM', p..':lease', key) == 1 then
+    local group = redis.call('HGET', p..':group', key)
+    if group and tonumber(redis.call('DECR', p..':groupflight:'..group)) < 0 then
+      redis.call('SET', p..':groupflight:'..group, 0)
+    end
+  end
+  redis.call('HDEL', p..':lease_owner', key)
+end
 local function ready(key, part)
   if not redis.call('ZSCORE', p..':lease', key) then
     local na = tonumber(redis.call('GET', p..':na:'..key) or now)
@@ -180,8 +203,7 @@ for _, w in ipairs(dead) do
   for i = 1, #owners, 2 do
     local tab = string.find(owners[i + 1], '\\t', 1, true)
     if string.sub(owners[i + 1], 1, tab - 1) == w then
-      redis.call('ZREM', p..':lease', owners[i])
-      redis.call('HDEL', p..':lease_owner', owners[i])
+      unlease(owners[i])
       parts_of[owners[i]] = string.sub(owners[i + 1], tab + 1)
     end
   end
@@ -189,8 +211,7 @@ end
 local expired = redis.call('ZRANGEBYSCORE', p..':lease', '-inf', '('..now)
 for _, key in ipairs(expired) do
   local owner = redis.call('HGET', p..':lease_owner', key)
-  redis.call('ZREM', p..':lease', key)
-  redis.call('HDEL', p..':lease_owner', key)
+  unlease(key)
   if owner then parts_of[key] = string.sub(owner, string.find(owner, '\\t', 1, true) + 1) end
 end
 for key, part in pairs(parts_of) do

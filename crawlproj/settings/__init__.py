@@ -242,6 +242,9 @@ NEAR_DUPLICATES_NUM_PERM = 128
 NEAR_DUPLICATES_MIN_SHINGLES = 10
 #: Archive the content of duplicates too (by default they are recorded, not archived).
 NEAR_DUPLICATES_KEEP_CONTENT = False
+#: "local": the index in memory, persisted in SQLite; "redis": shared by every worker in
+#: REDIS_URL (the distributed profile's choice).
+NEAR_DUPLICATES_BACKEND = "local"
 #: Where the index persists; empty: beside the store (data/crawl.db -> data/crawl.near_duplicates.db).
 NEAR_DUPLICATES_INDEX = ""
 #: Archive every fetched page as WARC/1.1 (request + response records, per-record gzip).

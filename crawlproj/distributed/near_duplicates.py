@@ -1,0 +1,101 @@
+"""The near-duplicate index shared by every worker, in Redis.
+
+Same contract as :class:`~crawlproj.content.near_duplicates.NearDuplicateIndex` (exact by
+content hash first, then MinHash LSH; only canonical pages enter), with the state in
+Redis so a page one worker stores is matched against pages any worker stored:
+
+* ``P:nd:digest``          hash content hash -> canonical key (set once: HSETNX)
+* ``P:nd:sig``             hash key -> signature bytes (and ``P:nd:keydigest`` key -> its digest)
+* ``P:nd:b<i>:<band hash>`` sets of keys: the LSH bands (datasketch's b x r for the threshold)
+
+A check is three round trips whatever the size of the index: the digest, the band
+sets (one pipeline), the candidates' signatures (one HMGET). Memory: a canonical page
+costs its signature (4 bytes x permutations), its digest twice and one member in each
+of b sets, about 900 bytes at 128 permutations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+from datasketch import MinHashLSH
+
+from ..content.near_duplicates import Fingerprint, Match, Signer, fingerprint
+
+
+class _NoStorage:
+    """Redis writes at once; the pipeline's commit and close hooks have nothing to do."""
+
+    def commit(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class RedisNearDuplicateIndex:
+    """A :class:`NearDuplicateIndex` whose state lives in Redis (see the module docstring)."""
+
+    def __init__(self, client, prefix: str, threshold: float = 0.8, num_perm: int = 128, min_shingles: int = 1,
+                 word_n: int = 5, char_n: int = 5) -> None:
+        self.r, self.prefix = client, f"{prefix}:nd"
+        self.threshold, self.num_perm, self.min_shingles = threshold, num_perm, min_shingles
+        self.word_n, self.char_n = word_n, char_n
+        self.signer = Signer(num_perm)
+        self.ranges = MinHashLSH(threshold=threshold, num_perm=num_perm).hashranges  # datasketch's b x r
+        self.storage = _NoStorage()
+
+    def __len__(self) -> int:
+        return int(self.r.hlen(f"{self.prefix}:sig"))
+
+    def fingerprint(self, text: str) -> Fingerprint:
+        return fingerprint(text, self.signer, self.min_shingles, self.word_n, self.char_n)
+
+    def _bands(self, values: np.ndarray) -> list[str]:
+        return [f"{self.prefix}:b{i}:{hashlib.blake2b(values[a:b].tobytes(), digest_size=8).hexdigest()}"
+                for i, (a, b) in enumerate(self.ranges)]
+
+    def add(self, key: str, print_: Fingerprint) -> Match | None:
+        """The canonical page this one duplicates, or None (then ``key`` becomes canonical)."""
+        p = self.prefix
+        owner = self.r.hget(f"{p}:digest", print_.digest)
+        if owner is not None and owner.decode() != key:
+            return Match(owner.decode(), "exact", 1.0)
+        values = print_.values
+        if values is None:
+            return None
+        bands = self._bands(np.asarray(values).astype("<u4"))
+        pipe = self.r.pipeline(transaction=False)
+        for band in bands:
+            pipe.smembers(band)
+        candidates = sorted({m.decode() for members in pipe.execute() for m in members} - {key})
+        best: Match | None = None
+        if candidates:
+            for other, raw in zip(candidates, self.r.hmget(f"{p}:sig", candidates)):
+                if raw is None:
+                    continue
+                estimate = float(np.mean(np.frombuffer(raw, dtype="<u4") == values))
+                if estimate >= self.threshold and (best is None or estimate > best.jaccard):
+                    best = Match(other, "near", estimate)
+        if best is not None:
+            return best
+        self._insert(key, print_.digest, np.asarray(values).astype("<u4"), bands)
+        return None
+
+    def _insert(self, key: str, digest: str, values: np.ndarray, bands: list[str]) -> None:
+        p = self.prefix
+        old = self.r.hget(f"{p}:sig", key)
+        pipe = self.r.pipeline(transaction=True)
+        if old is not None:  # a canonical page fetched again: its old bands go
+            for band in self._bands(np.frombuffer(old, dtype="<u4")):
+                pipe.srem(band, key)
+            old_digest = self.r.hget(f"{p}:keydigest", key)
+            if old_digest is not None and self.r.hget(f"{p}:digest", old_digest) == key.encode():
+                pipe.hdel(f"{p}:digest", old_digest)
+        for band in bands:
+            pipe.sadd(band, key)
+        pipe.hset(f"{p}:sig", key, values.tobytes())
+        pipe.hset(f"{p}:keydigest", key, digest)
+        pipe.hsetnx(f"{p}:digest", digest, key)
+        pipe.execute()
