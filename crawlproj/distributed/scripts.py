@@ -89,16 +89,23 @@ end
 return {out, nextdue and tostring(nextdue) or false}
 """
 
-# ARGV: prefix, key, part, at_ms, now_ms, levels
-RELEASE = """
-local p, key, at, now = ARGV[1], ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5])
-if redis.call('ZREM', p..':lease', key) == 1 then
-  local group = redis.call('HGET', p..':group', key)
-  if group and tonumber(redis.call('DECR', p..':groupflight:'..group)) < 0 then
-    redis.call('SET', p..':groupflight:'..group, 0)
+# Ends a key's lease: its server's in-flight count goes down with it. Shared by two scripts.
+_UNLEASE = """
+local function unlease(p, key)
+  if redis.call('ZREM', p..':lease', key) == 1 then
+    local group = redis.call('HGET', p..':group', key)
+    if group and tonumber(redis.call('DECR', p..':groupflight:'..group)) < 0 then
+      redis.call('SET', p..':groupflight:'..group, 0)
+    end
   end
+  redis.call('HDEL', p..':lease_owner', key)
 end
-redis.call('HDEL', p..':lease_owner', key)
+"""
+
+# ARGV: prefix, key, part, at_ms, now_ms, levels
+RELEASE = _UNLEASE + """
+local p, key, at, now = ARGV[1], ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5])
+unlease(p, key)
 local na = tonumber(redis.call('GET', p..':na:'..key) or 0)
 if na > at then at = na end
 if at > now then redis.call('SET', p..':na:'..key, at, 'PX', math.ceil(at - now) + 1) end
@@ -157,20 +164,11 @@ return owned
 # Workers whose heartbeat expired (or the named one, leaving): their pending entries go back to
 # the head of their queues, their hosts and partitions are released. Leases past expiry are too.
 # Returns the number of entries put back.
-REAP = """
+REAP = _UNLEASE + """
 local p, now, levels, leaving = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local dead = redis.call('ZRANGEBYSCORE', p..':workers', '-inf', '('..now)
 if leaving ~= '' then dead[#dead + 1] = leaving end
 local back = 0
-local function unlease(key)
-  if redis.call('ZREM', p..':lease', key) == 1 then
-    local group = redis.call('HGET', p..':group', key)
-    if group and tonumber(redis.call('DECR', p..':groupflight:'..group)) < 0 then
-      redis.call('SET', p..':groupflight:'..group, 0)
-    end
-  end
-  redis.call('HDEL', p..':lease_owner', key)
-end
 local function ready(key, part)
   if not redis.call('ZSCORE', p..':lease', key) then
     local na = tonumber(redis.call('GET', p..':na:'..key) or now)
@@ -203,7 +201,7 @@ for _, w in ipairs(dead) do
   for i = 1, #owners, 2 do
     local tab = string.find(owners[i + 1], '\\t', 1, true)
     if string.sub(owners[i + 1], 1, tab - 1) == w then
-      unlease(owners[i])
+      unlease(p, owners[i])
       parts_of[owners[i]] = string.sub(owners[i + 1], tab + 1)
     end
   end
@@ -211,7 +209,7 @@ end
 local expired = redis.call('ZRANGEBYSCORE', p..':lease', '-inf', '('..now)
 for _, key in ipairs(expired) do
   local owner = redis.call('HGET', p..':lease_owner', key)
-  unlease(key)
+  unlease(p, key)
   if owner then parts_of[key] = string.sub(owner, string.find(owner, '\\t', 1, true) + 1) end
 end
 for key, part in pairs(parts_of) do
