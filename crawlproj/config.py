@@ -280,6 +280,7 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "RENDER_HOST_SWITCH": _number(int, 1),
     "REVISIT_ENABLED": _boolean,
     "REVISIT_MODE": _choice("off", "incremental"),
+    "REVISIT_BACKEND": _choice("sqlite", "redis"),
     "REVISIT_TIME_SCALE": _number(float, 0, inclusive=False),
     "REVISIT_SCHEDULE": _choice("budget", "estimate"),
     "REVISIT_MIN_INTERVAL": _number(float, 0, inclusive=False),
@@ -309,6 +310,7 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "WORKER_HEARTBEAT": _number(float, 0, inclusive=False),
     "WORKER_TTL": _number(float, 0, inclusive=False),
     "PARTITION_LEASE": _number(float, 0, inclusive=False),
+    "WORKER_IDLE_TIMEOUT": _number(float, 0),
 }
 
 

@@ -183,3 +183,29 @@ def test_shared_near_duplicate_index_matches_the_local_one(redis_server):
     url, text = texts[0]
     workers[1].add(url, workers[1].fingerprint("completely different words " * 40))
     assert workers[0].add("http://other/", workers[0].fingerprint(text)) is None
+
+
+def test_revisit_queue_in_redis_is_partitioned_by_host(redis_server):
+    import random
+
+    from crawlproj.distributed.revisit_queue import RedisRevisitQueue
+    from crawlproj.revisit.schedule import RevisitPolicy
+    from crawlproj.revisit.state import Planner
+
+    planner = Planner(RevisitPolicy(min_interval=60, first_interval=(100, 100)), "estimate", random.Random(1))
+    one = RedisRevisitQueue(redis.Redis.from_url(redis_server.url), "t", partitions=4)
+    for i in range(20):
+        one.put(planner.first(f"http://h{i % 5}.test/{i}", f"h{i % 5}.test", float(i)))
+    assert one.get("http://h1.test/1").next_due == 101.0  # buffered writes read back
+    one.commit()
+    two = RedisRevisitQueue(redis.Redis.from_url(redis_server.url), "t", partitions=4)  # another worker
+    assert two.count() == 20 and two.committed_seq() == 1
+    assert two.get("http://h1.test/1") == one.get("http://h1.test/1")
+    assert len(two.host_states("h2.test")) == 4
+    two.owned = [partition_of("h0.test", 4)]
+    mine = {url for _, url in two.due(float("-inf"), 1e9, 100)}
+    assert mine and all(partition_of(url.split("/")[2], 4) in two.owned for url in mine)
+    two.delete("http://h0.test/0")
+    two.commit()
+    assert one.get("http://h0.test/0") is None and one.count() == 19
+    assert one.changed_since(1, 1e9) and not one.changed_since(2, 1e9)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
@@ -24,7 +25,9 @@ class RedisSeeds:
     """Reads start URLs from the Redis list ``REDIS_START_URLS_KEY`` into the crawl.
 
     Like scrapy-redis's ``RedisSpider`` it looks when the spider goes idle, and also
-    every second while it is busy, so seeds added to a running crawl start at once.
+    every second while it is busy, so seeds added to a running crawl start at once. A
+    worker with nothing to do anywhere in the shared frontier waits ``WORKER_IDLE_TIMEOUT``
+    seconds for seeds before it exits (workers started before the seeds are pushed).
     Each URL is canonicalised and goes through the shared URL-seen filter, so a seed
     pushed twice, or already found by a worker, is crawled once. Active only with the
     distributed scheduler.
@@ -36,6 +39,8 @@ class RedisSeeds:
             raise NotConfigured
         self.crawler = crawler
         self.key = start_urls_key(s)
+        self.idle_timeout = s.getfloat("WORKER_IDLE_TIMEOUT")
+        self._idle_since: float | None = None
         self.client = None
         self.spider: Spider | None = None
         self._loop: task.LoopingCall | None = None
@@ -62,6 +67,8 @@ class RedisSeeds:
         if self.client is None or self.spider is None or not hasattr(self.spider, "canonical"):
             return 0
         raw = self.client.lpop(self.key, BATCH) or []
+        if raw:
+            self._idle_since = None
         for value in raw:
             url = self.spider.canonical(value.decode("utf-8", "replace").strip())
             if url:
@@ -71,4 +78,9 @@ class RedisSeeds:
 
     def idle(self, spider: Spider) -> None:
         if self.read():
+            raise DontCloseSpider
+        now = time.monotonic()
+        if self._idle_since is None:
+            self._idle_since = now
+        if now - self._idle_since < self.idle_timeout:
             raise DontCloseSpider

@@ -41,6 +41,17 @@ def revisit_path(settings) -> str:
         os.path.splitext(parse_store_uri(settings.get("STORE_URI"))[1])[0] + ".revisit.db")
 
 
+def open_revisit_queue(settings):
+    """The long-term queue ``REVISIT_BACKEND`` names: SQLite beside the store, or Redis."""
+    if settings.get("REVISIT_BACKEND") == "redis":
+        from ..distributed import connection
+        from ..distributed.revisit_queue import RedisRevisitQueue
+
+        return RedisRevisitQueue(connection.from_settings(settings), settings.get("REDIS_PREFIX"),
+                                 settings.getint("FRONTIER_PARTITIONS"))
+    return RevisitQueue(revisit_path(settings))
+
+
 def planner_from_settings(settings) -> Planner:
     low, high = float_pair(settings, "REVISIT_FIRST_INTERVAL")
     policy = RevisitPolicy(
@@ -94,8 +105,8 @@ class RevisitPipeline:
         self.replan_every = s.getfloat("REVISIT_REPLAN_SECONDS")
         self.sample_size = s.getint("REVISIT_RATE_SAMPLE")
         self.min_interval = s.getfloat("MIN_INTERVAL")
-        self.path = revisit_path(s)
-        self.queue = RevisitQueue(self.path)
+        self.path = revisit_path(s) if s.get("REVISIT_BACKEND") != "redis" else f"{s.get('REDIS_URL')} (rv:*)"
+        self.queue = open_revisit_queue(s)
         self.loads: dict[str, float] = dict(self.queue.host_loads())
         self.polite: dict[str, float] = {}  # host -> crawl-clock seconds between its fetches, at most
         self._warned: dict[str, float] = {}
@@ -186,7 +197,10 @@ class RevisitPipeline:
     # -- the load index ----------------------------------------------------
     def _put(self, prev: UrlState | None, state: UrlState) -> None:
         self.queue.put(state)
-        load = self.loads.get(state.host, 0.0) + 1.0 / state.interval - (1.0 / prev.interval if prev else 0.0)
+        if state.host in self.loads:
+            load = self.loads[state.host] + 1.0 / state.interval - (1.0 / prev.interval if prev else 0.0)
+        else:  # a host not loaded at start (new, or a queue that does not list them all): read it once
+            load = sum(1.0 / s.interval for s in self.queue.host_states(state.host))
         self.loads[state.host] = load
         polite = self.polite.get(state.host)
         if polite is not None and load * polite > 1 + 1e-9:

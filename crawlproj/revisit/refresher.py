@@ -12,8 +12,7 @@ from scrapy.exceptions import DontCloseSpider
 from twisted.internet import task
 
 from .. import signals as crawl_signals
-from .pipeline import revisit_path
-from .queue import RevisitQueue
+from .pipeline import open_revisit_queue
 from .state import CrawlClock
 
 logger = logging.getLogger(__name__)
@@ -51,8 +50,7 @@ class Refresher:
         self.capacity = s.getint("REVISIT_SHORT_TERM_MAX")
         self.conditional = s.getbool("REVISIT_CONDITIONAL")
         self.in_flight_timeout = s.getfloat("REVISIT_IN_FLIGHT_TIMEOUT")
-        self.path = revisit_path(s)
-        self.queue: RevisitQueue | None = None
+        self.queue = None
         self.heap: list[tuple[float, str]] = []  # (due, url): the short-term queue
         self.scheduled: dict[str, float] = {}  # url -> its due time in the heap (older heap entries are stale)
         self.in_flight: dict[str, float] = {}  # url -> when it went to the engine (monotonic)
@@ -78,15 +76,15 @@ class Refresher:
         if mode != "incremental":
             return
         self.spider = spider
-        self.queue = RevisitQueue(self.path)
+        self.queue = open_revisit_queue(self.crawler.settings)
         self.seen_seq = 0
         sig = self.crawler.signals
         sig.connect(self.spider_idle, signal=signals.spider_idle)
         sig.connect(self.pages_committed, signal=crawl_signals.pages_committed)
         self._loop = task.LoopingCall(self.tick)
         self._loop.start(self.every, now=True)
-        logger.info("incremental mode: %d URLs in the revisit queue %s, horizon %.0f s", self.queue.count(),
-                    self.path, self.horizon)
+        logger.info("incremental mode: %d URLs in the revisit queue, horizon %.0f s", self.queue.count(),
+                    self.horizon)
 
     def spider_closed(self, spider: Spider) -> None:
         if self._loop is not None and self._loop.running:
@@ -104,6 +102,12 @@ class Refresher:
     # -- the short-term queue ------------------------------------------------
     def tick(self) -> None:
         now = self.clock.now()
+        frontier = getattr(getattr(self.crawler.engine, "_slot", None), "scheduler", None)
+        owned = getattr(getattr(frontier, "frontier", None), "owned", None)
+        if owned is not None and hasattr(self.queue, "owned") and owned != self.queue.owned:
+            # Distributed: revisit only the host partitions this worker's frontier holds.
+            self.queue.owned = list(owned)
+            self.loaded_until, self.seen_seq = float("-inf"), 0
         self._expire_in_flight()
         self._refill(now)
         self._release(now)

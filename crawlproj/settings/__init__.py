@@ -274,6 +274,9 @@ PARTITION_LEASE = 30.0
 #: This worker's name (empty: host-pid-random, new each run). "{worker}" in STORE_URI,
 #: WARC_PREFIX, WARC_DIR, NEAR_DUPLICATES_INDEX and REVISIT_DB is replaced by it.
 WORKER_ID = ""
+#: A worker with nothing to do in the whole shared frontier waits this many seconds for
+#: seeds (`scrapy seed`) before it exits; 0: it exits at once.
+WORKER_IDLE_TIMEOUT = 0.0
 #: `scrapy seed FILE` pushes start URLs to this Redis list; workers read it while crawling.
 REDIS_START_URLS_KEY = "{prefix}:start_urls"
 
@@ -283,6 +286,9 @@ REVISIT_ENABLED = True
 #: "off": crawl once; "incremental": crawl continuously, revisiting known URLs as they fall
 #: due while discovering new ones (also -a mode=incremental, or PROFILE=incremental).
 REVISIT_MODE = "off"
+#: Where the long-term queue lives: "sqlite" (REVISIT_DB) or "redis" (REDIS_URL, partitioned by
+#: host hash like the frontier: the distributed profile's choice).
+REVISIT_BACKEND = "sqlite"
 #: The long-term queue's SQLite file; empty: beside the store (data/crawl.db -> data/crawl.revisit.db).
 REVISIT_DB = ""
 #: Crawl-clock seconds per real second. Revisit times below are on the crawl clock; only a
