@@ -17,19 +17,18 @@ from __future__ import annotations
 
 import json
 
-from ..revisit.queue import COLUMNS, _row, _state
+from ..revisit.queue import COLUMNS, BufferedWrites, _row, _state
 from ..revisit.state import UrlState
 from .frontier import partition_of
 
 
-class RedisRevisitQueue:
+class RedisRevisitQueue(BufferedWrites):
     """Reader and buffered writer of the revisit state in Redis (see the module docstring)."""
 
     def __init__(self, client, prefix: str, partitions: int) -> None:
         self.r, self.p, self.partitions = client, f"{prefix}:rv", partitions
         self.owned: list[int] | None = None  # the refresher's partitions; None: all
-        self._puts: dict[str, UrlState] = {}
-        self._deletes: dict[str, str] = {}  # url -> host
+        super().__init__()
 
     def _part(self, host: str) -> int:
         return partition_of(host, self.partitions)
@@ -38,24 +37,10 @@ class RedisRevisitQueue:
         return list(range(self.partitions)) if self.owned is None else self.owned
 
     # -- writing ----------------------------------------------------------
-    def put(self, state: UrlState) -> None:
-        self._deletes.pop(state.url, None)
-        self._puts[state.url] = state
-
-    def delete(self, url: str) -> None:
-        state = self._puts.pop(url, None) or self.get(url)
-        if state is not None:
-            self._deletes[url] = state.host
-
-    @property
-    def pending(self) -> int:
-        return len(self._puts) + len(self._deletes)
-
     def commit(self) -> None:
         if not self.pending:
             return
-        puts, deletes = self._puts, self._deletes
-        self._puts, self._deletes = {}, {}
+        puts, deletes = self._take()
         pipe = self.r.pipeline(transaction=True)
         for url, state in puts.items():
             part = self._part(state.host)
@@ -71,7 +56,7 @@ class RedisRevisitQueue:
         try:
             pipe.execute()
         except BaseException:
-            self._puts, self._deletes = {**puts, **self._puts}, {**deletes, **self._deletes}
+            self._restore(puts, deletes)
             raise
 
     def close(self) -> None:

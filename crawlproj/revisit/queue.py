@@ -64,7 +64,39 @@ def _state(row: tuple) -> UrlState:
                     visits, not_modified, errors)
 
 
-class RevisitQueue:
+class BufferedWrites:
+    """Puts and deletes held until ``commit`` (shared by the SQLite and the Redis queues)."""
+
+    def __init__(self) -> None:
+        self._puts: dict[str, UrlState] = {}
+        self._deletes: dict[str, str] = {}  # url -> its host
+
+    def get(self, url: str) -> UrlState | None:
+        raise NotImplementedError
+
+    def put(self, state: UrlState) -> None:
+        self._deletes.pop(state.url, None)
+        self._puts[state.url] = state
+
+    def delete(self, url: str) -> None:
+        state = self._puts.pop(url, None) or self.get(url)
+        self._deletes[url] = state.host if state is not None else ""
+
+    @property
+    def pending(self) -> int:
+        return len(self._puts) + len(self._deletes)
+
+    def _take(self) -> tuple[dict[str, UrlState], dict[str, str]]:
+        taken = self._puts, self._deletes
+        self._puts, self._deletes = {}, {}
+        return taken
+
+    def _restore(self, puts: dict[str, UrlState], deletes: dict[str, str]) -> None:
+        """A commit failed: keep its writes, under any made since."""
+        self._puts, self._deletes = {**puts, **self._puts}, {**deletes, **self._deletes}
+
+
+class RevisitQueue(BufferedWrites):
     """Reader and buffered writer of one revisit table."""
 
     def __init__(self, path: str) -> None:
@@ -72,27 +104,13 @@ class RevisitQueue:
         self.conn = connect(path)
         self.conn.executescript(SCHEMA)
         self.seq = self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM revisit").fetchone()[0]
-        self._puts: dict[str, UrlState] = {}
-        self._deletes: set[str] = set()
+        super().__init__()
 
     # -- writing ----------------------------------------------------------
-    def put(self, state: UrlState) -> None:
-        self._deletes.discard(state.url)
-        self._puts[state.url] = state
-
-    def delete(self, url: str) -> None:
-        self._puts.pop(url, None)
-        self._deletes.add(url)
-
-    @property
-    def pending(self) -> int:
-        return len(self._puts) + len(self._deletes)
-
     def commit(self) -> None:
         if not self.pending:
             return
-        puts, deletes = self._puts, self._deletes
-        self._puts, self._deletes = {}, set()
+        puts, deletes = self._take()
         seq = self.seq + 1
         try:
             cur = self.conn.cursor()
@@ -104,7 +122,7 @@ class RevisitQueue:
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
-            self._puts, self._deletes = {**puts, **self._puts}, deletes | self._deletes
+            self._restore(puts, deletes)
             raise
         self.seq = seq
 
