@@ -1,0 +1,1 @@
+"""The crawl analysis report (``scrapy report``): :mod:`.analysis` computes, :mod:`.output` writes."""

@@ -1,0 +1,175 @@
+"""The crawl analysis (seed 004): figures computed from a crawl store (pure; SQLite in, dicts out).
+
+* host-level PageRank (damping 0.85) over the host link graph, by power iteration on a
+  sparse matrix; dangling hosts spread their rank evenly;
+* pages by TLD, by language (langid on the archived main text, kana meaning Japanese) and by
+  server location (loopback and private addresses are "local"; public ones "unknown"
+  until an offline location database is wired in);
+* statuses and fetch errors by kind; internal against external links per site; static
+  against dynamic pages; near-duplicate clusters and mirror pairs;
+* with revisit data, what the paper's Figs. 3-5 plot.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import sqlite3
+from collections import Counter, defaultdict
+
+import numpy as np
+from scipy import sparse
+
+from ..store.sqlite import SqliteStore
+from ..traps import is_dynamic
+
+
+def host_pagerank(edges: list[tuple[str, str, int]], damping: float = 0.85, tol: float = 1e-10,
+                  max_iter: int = 200) -> dict[str, float]:
+    """PageRank of hosts from (source host, target host, links) edges, self-links left out.
+
+    Edges are weighted by their link counts. The ranks sum to 1.
+    """
+    hosts = sorted({h for s, t, _ in edges for h in (s, t)})
+    if not hosts:
+        return {}
+    index = {h: i for i, h in enumerate(hosts)}
+    n = len(hosts)
+    rows, cols, weights = [], [], []
+    for source, target, links in edges:
+        if source != target:
+            rows.append(index[target])
+            cols.append(index[source])
+            weights.append(float(links))
+    matrix = sparse.csc_matrix((weights, (rows, cols)), shape=(n, n))
+    out = np.asarray(matrix.sum(axis=0)).ravel()
+    dangling = out == 0
+    matrix = matrix @ sparse.diags(np.where(dangling, 0.0, 1.0 / np.where(dangling, 1.0, out)))
+    rank = np.full(n, 1.0 / n)
+    for _ in range(max_iter):
+        new = damping * (matrix @ rank + rank[dangling].sum() / n) + (1 - damping) / n
+        if np.abs(new - rank).sum() < tol:
+            rank = new
+            break
+        rank = new
+    rank /= rank.sum()
+    return {h: float(rank[i]) for h, i in index.items()}
+
+
+def tld_of(host: str) -> str:
+    labels = host.rsplit(".", 1)
+    return labels[-1] if len(labels) > 1 and not host.replace(".", "").isdigit() else "(address)"
+
+
+def location_of(ip: str | None) -> str:
+    """Where a server is: "local" for loopback and private addresses, else "unknown"."""
+    if not ip:
+        return "unknown"
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return "unknown"
+    return "local" if address.is_loopback or address.is_private or address.is_link_local else "unknown"
+
+
+_KANA = re.compile(r"[\u3040-\u30ff]")
+
+
+def language_of(text: str | None) -> str:
+    """langid's answer, except that any kana makes it Japanese (kanji alone reads as Chinese
+    to langid, and Chinese is never written with kana)."""
+    if not text or not text.strip():
+        return "unknown"
+    if _KANA.search(text):
+        return "ja"
+    import langid
+
+    return langid.classify(text)[0]
+
+
+def page_text(warc_file: str | None, warc_offset: int | None, charset: str | None) -> str | None:
+    """The page's main text from its WARC capture (None when it was not archived)."""
+    if not warc_file or warc_offset is None or not os.path.exists(warc_file):
+        return None
+    from ..content.main_text import main_text
+    from ..store.warc import Location, read_response
+
+    kind, _, body = read_response(Location(warc_file, warc_offset))
+    return main_text(body, charset)[:3000] if kind == "response" and body else None
+
+
+def languages(q) -> dict[str, str]:
+    """url -> language, from the archived main text (a duplicate takes its canonical page's)."""
+    rows = q("SELECT url, title, warc_file, warc_offset, charset FROM pages")
+    lang = {url: language_of(page_text(f, o, c) or title) for url, title, f, o, c in rows}
+    for url, canonical in q("SELECT url, canonical FROM duplicates"):
+        if canonical in lang:
+            lang[url] = lang[canonical]
+    return lang
+
+
+def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int = 20) -> dict:
+    """Every figure of the report from the store at ``store_path`` (see the module docstring)."""
+    store = SqliteStore(store_path)
+    q = store.query
+    patterns = re.compile("|".join(dynamic_patterns or [r"\.cgi\b", r"\.php\b", r"\.aspx?\b", r"/cgi-bin/"]))
+    pages = q("SELECT url, host, status, title FROM pages")
+    hosts = dict(q("SELECT name, ip FROM hosts"))
+    # A page linking a page counts once, whatever the anchors (the links table keeps each anchor).
+    edges = q("""SELECT source_host, target_host, COUNT(*) FROM
+                 (SELECT DISTINCT source, target, source_host, target_host FROM links) GROUP BY 1, 2""")
+    rank = host_pagerank(edges)
+    per_site: dict[str, Counter] = defaultdict(Counter)
+    for source_host, target_host, links in edges:
+        per_site[source_host]["internal" if source_host == target_host else "external"] += links
+    statuses = Counter(str(status) for _, _, status, _ in pages)
+    errors = Counter(dict(q("SELECT kind, COUNT(*) FROM fetch_errors GROUP BY kind")))
+    clusters = q("SELECT canonical, COUNT(*) FROM duplicates GROUP BY canonical ORDER BY 2 DESC, 1")
+    result = {
+        "store": os.path.abspath(store_path),
+        "pages": len(pages),
+        "hosts": len({h for _, h, _, _ in pages}),
+        "pagerank_top": sorted(rank.items(), key=lambda kv: (-kv[1], kv[0]))[:top],
+        "pagerank": rank,
+        "by_tld": dict(Counter(tld_of(h) for _, h, _, _ in pages).most_common()),
+        "by_language": dict(Counter(languages(q).values()).most_common()),
+        "by_location": dict(Counter(location_of(hosts.get(h)) for _, h, _, _ in pages).most_common()),
+        "by_status": dict(statuses.most_common()),
+        "errors_by_kind": dict(errors.most_common()),
+        "links_per_site": {site: dict(c) for site, c in sorted(per_site.items())},
+        "static_dynamic": dict(Counter("dynamic" if is_dynamic(u, patterns) else "static" for u, *_ in pages)),
+        "duplicate_clusters": [{"canonical": c, "copies": n} for c, n in clusters],
+        "duplicates": sum(n for _, n in clusters),
+        "mirror_pairs": [list(p) for p in store.mirror_pairs()],
+        "revisit": revisit_figures(os.path.splitext(store_path)[0] + ".revisit.db"),
+    }
+    store.conn.close()
+    return result
+
+
+def revisit_figures(path: str) -> dict | None:
+    """Figs. 3-5 of seed 001 from a revisit queue: interval histogram, detection against interval,
+    server intervals (1 / load index). None when there is no revisit data."""
+    if not os.path.exists(path):
+        return None
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute("SELECT host, interval, visits, changes FROM revisit").fetchall()
+    except sqlite3.OperationalError:
+        return None
+    finally:
+        conn.close()
+    if not rows:
+        return None
+    intervals = np.array([r[1] for r in rows]) / 3600
+    revisited = [(r[1] / 3600, r[3] / (r[2] - 1)) for r in rows if r[2] > 1]
+    load: Counter[str] = Counter()
+    for host, interval, _, _ in rows:
+        load[host] += 1.0 / interval
+    return {
+        "urls": len(rows),
+        "interval_hours": intervals.tolist(),
+        "detection": revisited,  # (interval hours, changes found per revisit)
+        "server_interval_seconds": sorted(1.0 / v for v in load.values()),
+    }
