@@ -159,7 +159,7 @@ def test_optimal_allocation_spends_the_budget_and_beats_uniform():
 # -- the budget schedule, per-URL state and the long-term queue ----------------------------
 from crawlproj.revisit.queue import RevisitQueue  # noqa: E402
 from crawlproj.revisit.schedule import budget_intervals  # noqa: E402
-from crawlproj.revisit.state import CrawlClock, Planner, UrlState  # noqa: E402
+from crawlproj.revisit.state import CrawlClock, Planner  # noqa: E402
 from crawlproj.sandbox.changes import PageChanges  # noqa: E402
 
 

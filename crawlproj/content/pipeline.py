@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 
 from scrapy import Spider
 from scrapy.crawler import Crawler
@@ -11,7 +10,7 @@ from scrapy.exceptions import NotConfigured
 
 from .. import signals as crawl_signals
 from ..items import PageItem
-from ..store import parse_store_uri
+from ..store import beside_store, parse_store_uri
 from .extract import is_html
 from .index_storage import SqliteIndexStorage
 from .main_text import main_text
@@ -25,7 +24,7 @@ def index_path(settings) -> str:
     path = settings.get("NEAR_DUPLICATES_INDEX")
     if path:
         return path
-    return os.path.splitext(parse_store_uri(settings.get("STORE_URI"))[1])[0] + ".near_duplicates.db"
+    return beside_store(parse_store_uri(settings.get("STORE_URI"))[1], "near_duplicates")
 
 
 class NearDuplicatePipeline:

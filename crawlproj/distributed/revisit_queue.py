@@ -19,6 +19,7 @@ import json
 
 from ..revisit.queue import COLUMNS, BufferedWrites, _row, _state
 from ..revisit.state import UrlState
+from ..urls import host_of
 from .frontier import partition_of
 
 
@@ -27,6 +28,7 @@ class RedisRevisitQueue(BufferedWrites):
 
     def __init__(self, client, prefix: str, partitions: int) -> None:
         self.r, self.p, self.partitions = client, f"{prefix}:rv", partitions
+        self.path = f"{self.p}:* in Redis"  # where it lives, for the log
         self.owned: list[int] | None = None  # the refresher's partitions; None: all
         super().__init__()
 
@@ -68,8 +70,6 @@ class RedisRevisitQueue(BufferedWrites):
             return self._puts[url]
         if url in self._deletes:
             return None
-        from ..urls import host_of
-
         raw = self.r.hget(f"{self.p}:s:{self._part(host_of(url))}", url)
         return _state(tuple(json.loads(raw))) if raw else None
 

@@ -22,7 +22,9 @@ import numpy as np
 from scipy import sparse
 
 from ..store.sqlite import SqliteStore
-from ..traps import is_dynamic
+from .. import settings as settings_defaults
+from ..store import beside_store
+from ..traps import compile_patterns, is_dynamic
 
 
 def host_pagerank(edges: list[tuple[str, str, int]], damping: float = 0.85, tol: float = 1e-10,
@@ -113,7 +115,7 @@ def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int
     """Every figure of the report from the store at ``store_path`` (see the module docstring)."""
     store = SqliteStore(store_path)
     q = store.query
-    patterns = re.compile("|".join(dynamic_patterns or [r"\.cgi\b", r"\.php\b", r"\.aspx?\b", r"/cgi-bin/"]))
+    patterns = compile_patterns(dynamic_patterns or settings_defaults.DYNAMIC_URL_PATTERNS)
     pages = q("SELECT url, host, status, title FROM pages")
     hosts = dict(q("SELECT name, ip FROM hosts"))
     # A page linking a page counts once, whatever the anchors (the links table keeps each anchor).
@@ -142,7 +144,7 @@ def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int
         "duplicate_clusters": [{"canonical": c, "copies": n} for c, n in clusters],
         "duplicates": sum(n for _, n in clusters),
         "mirror_pairs": [list(p) for p in store.mirror_pairs()],
-        "revisit": revisit_figures(os.path.splitext(store_path)[0] + ".revisit.db"),
+        "revisit": revisit_figures(beside_store(store_path, "revisit")),
     }
     store.conn.close()
     return result

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import random
 import re
 import time
@@ -21,7 +20,7 @@ from ..content.extract import is_html
 from ..content.main_text import main_text
 from ..content.near_duplicates import content_hash
 from ..items import FetchError, PageItem, Skipped
-from ..store import parse_store_uri
+from ..store import beside_store, parse_store_uri
 from .queue import RevisitQueue
 from .schedule import DAY, RevisitPolicy, ServerLoad
 from .state import CrawlClock, Planner, UrlState
@@ -38,7 +37,7 @@ GONE = (404, 410)
 def revisit_path(settings) -> str:
     """``REVISIT_DB``, or beside the store: ``data/crawl.db`` -> ``data/crawl.revisit.db``."""
     return settings.get("REVISIT_DB") or (
-        os.path.splitext(parse_store_uri(settings.get("STORE_URI"))[1])[0] + ".revisit.db")
+        beside_store(parse_store_uri(settings.get("STORE_URI"))[1], "revisit"))
 
 
 def open_revisit_queue(settings):
@@ -105,7 +104,6 @@ class RevisitPipeline:
         self.replan_every = s.getfloat("REVISIT_REPLAN_SECONDS")
         self.sample_size = s.getint("REVISIT_RATE_SAMPLE")
         self.min_interval = s.getfloat("MIN_INTERVAL")
-        self.path = revisit_path(s) if s.get("REVISIT_BACKEND") != "redis" else f"{s.get('REDIS_URL')} (rv:*)"
         self.queue = open_revisit_queue(s)
         self.loads: dict[str, float] = dict(self.queue.host_loads())
         self.polite: dict[str, float] = {}  # host -> crawl-clock seconds between its fetches, at most
@@ -120,7 +118,7 @@ class RevisitPipeline:
         return cls(crawler)
 
     def open_spider(self, spider: Spider | None = None) -> None:
-        logger.info("revisit queue %s: %d URLs tracked (%s schedule)", self.path, self.queue.count(),
+        logger.info("revisit queue %s: %d URLs tracked (%s schedule)", self.queue.path, self.queue.count(),
                     self.planner.schedule)
         self.replan()
 

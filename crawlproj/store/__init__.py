@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from urllib.parse import urlsplit
 
 from .sqlite import SqliteStore
@@ -22,6 +23,11 @@ def parse_store_uri(uri: str) -> tuple[str, str]:
     if not path or path.endswith("/"):
         raise ValueError("the URI names no database file")
     return parts.scheme, path
+
+
+def beside_store(path: str, name: str) -> str:
+    """A database kept beside the store's file: ``data/crawl.db``, ``revisit`` -> ``data/crawl.revisit.db``."""
+    return os.path.splitext(path)[0] + f".{name}.db"
 
 
 def open_store(uri: str) -> SqliteStore:
