@@ -8,7 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from crawlproj.report.analysis import host_pagerank, location_of
+from crawlproj.geo import locate, world_map_svg
+from crawlproj.report.analysis import host_pagerank
 from crawlproj.sandbox.harness import PROJECT_DIR, crawl_sandbox
 from crawlproj.urls import host_of
 
@@ -34,8 +35,18 @@ def test_pagerank_matches_the_definition():
     edges = [("a", "b", 3), ("b", "c", 1), ("c", "a", 2), ("a", "c", 1), ("d", "a", 1), ("a", "a", 5)]
     got, want = host_pagerank(edges), dense_pagerank(edges)
     assert got == pytest.approx(want, abs=1e-8) and sum(got.values()) == pytest.approx(1.0)
-    assert location_of("127.0.0.1") == "local" and location_of("10.1.2.3") == "local"
-    assert location_of("8.8.8.8") == "unknown" and location_of(None) == "unknown"
+
+
+def test_server_locations_come_from_the_offline_tables():
+    assert locate("127.0.0.1").label == "local" and locate("10.1.2.3").label == "local"
+    assert locate("fe80::1").label == "local" and locate("::1").label == "local"
+    assert locate(None).label == "unknown" and locate("not-an-ip").label == "unknown"
+    japan = locate("133.11.0.1")  # the University of Tokyo's network
+    assert (japan.label, japan.country) == ("JP", "Japan") and 30 < japan.lat < 46 and 128 < japan.lon < 146
+    assert locate("8.8.8.8").label == "US"
+    svg = world_map_svg({"JP": 3, "local": 5})
+    assert svg.count('class="server"') == 1 and 'data-location="JP"' in svg and "local: 5" in svg
+    assert svg.count("<path") > 150  # the countries' outlines
 
 
 def test_report_on_a_sandbox_crawl(sandbox_factory, tmp_path):

@@ -3,8 +3,8 @@
 * host-level PageRank (damping 0.85) over the host link graph, by power iteration on a
   sparse matrix; dangling hosts spread their rank evenly;
 * pages by TLD, by language (langid on the archived main text, kana meaning Japanese) and by
-  server location (loopback and private addresses are "local"; public ones "unknown"
-  until an offline location database is wired in);
+  server location (:func:`crawlproj.geo.locate`: the country of a public address from an
+  offline table; loopback and private addresses are "local");
 * statuses and fetch errors by kind; internal against external links per site; static
   against dynamic pages; near-duplicate clusters and mirror pairs;
 * with revisit data, what the paper's Figs. 3-5 plot.
@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 import sqlite3
@@ -21,6 +20,7 @@ from collections import Counter, defaultdict
 import numpy as np
 from scipy import sparse
 
+from ..geo import locate
 from ..store.sqlite import SqliteStore
 from .. import settings as settings_defaults
 from ..store import beside_store
@@ -62,17 +62,6 @@ def host_pagerank(edges: list[tuple[str, str, int]], damping: float = 0.85, tol:
 def tld_of(host: str) -> str:
     labels = host.rsplit(".", 1)
     return labels[-1] if len(labels) > 1 and not host.replace(".", "").isdigit() else "(address)"
-
-
-def location_of(ip: str | None) -> str:
-    """Where a server is: "local" for loopback and private addresses, else "unknown"."""
-    if not ip:
-        return "unknown"
-    try:
-        address = ipaddress.ip_address(ip)
-    except ValueError:
-        return "unknown"
-    return "local" if address.is_loopback or address.is_private or address.is_link_local else "unknown"
 
 
 _KANA = re.compile(r"[\u3040-\u30ff]")
@@ -122,6 +111,7 @@ def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int
     edges = q("""SELECT source_host, target_host, COUNT(*) FROM
                  (SELECT DISTINCT source, target, source_host, target_host FROM links) GROUP BY 1, 2""")
     rank = host_pagerank(edges)
+    page_hosts = {h for _, h, _, _ in pages}
     per_site: dict[str, Counter] = defaultdict(Counter)
     for source_host, target_host, links in edges:
         per_site[source_host]["internal" if source_host == target_host else "external"] += links
@@ -131,12 +121,13 @@ def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int
     result = {
         "store": os.path.abspath(store_path),
         "pages": len(pages),
-        "hosts": len({h for _, h, _, _ in pages}),
+        "hosts": len(page_hosts),
         "pagerank_top": sorted(rank.items(), key=lambda kv: (-kv[1], kv[0]))[:top],
         "pagerank": rank,
         "by_tld": dict(Counter(tld_of(h) for _, h, _, _ in pages).most_common()),
         "by_language": dict(Counter(languages(q).values()).most_common()),
-        "by_location": dict(Counter(location_of(hosts.get(h)) for _, h, _, _ in pages).most_common()),
+        "by_location": dict(Counter(locate(hosts.get(h)).label for _, h, _, _ in pages).most_common()),
+        "servers_by_location": dict(Counter(locate(ip).label for h, ip in hosts.items() if h in page_hosts)),
         "by_status": dict(statuses.most_common()),
         "errors_by_kind": dict(errors.most_common()),
         "links_per_site": {site: dict(c) for site, c in sorted(per_site.items())},

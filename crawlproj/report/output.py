@@ -9,6 +9,8 @@ import io
 import json
 from pathlib import Path
 
+from ..geo import world_map_svg
+
 import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
@@ -100,6 +102,7 @@ def write_report(result: dict, out: str | Path) -> dict[str, str]:
                 f"{result['hosts']} hosts, {result['duplicates']} duplicates.</p>"]
     for title, png in _figures(result):
         sections.append(f'<h2>{html.escape(title)}</h2><img alt="{html.escape(title)}" src="data:image/png;base64,{png}">')
+    sections.append("<h2>Servers by location</h2>" + world_map_svg(result["servers_by_location"]))
     for name in ("links_per_site", "static_dynamic", "errors_by_kind", "duplicate_clusters", "mirror_pairs"):
         rows, header = tables[name]
         sections.append(f"<h2>{name.replace('_', ' ')}</h2>" + _table(rows[:50], header))
