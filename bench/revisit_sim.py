@@ -43,6 +43,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from crawlproj.progress import progress_bar  # noqa: E402
 from crawlproj.revisit.estimator import mean_change_interval, mle_rate, smoothed_rate  # noqa: E402
 from crawlproj.revisit.schedule import DAY, RevisitPolicy, budget_intervals, optimal_intervals  # noqa: E402
 
@@ -78,6 +79,7 @@ class Simulation:
         self.fetches = 0
         self.detected = 0
         self.base_interval = self.n / budget_per_day * DAY
+        self.tick = None  # called with 1 each simulated hour (the progress bar)
 
     def first_due(self) -> np.ndarray:
         return self.rng.uniform(0, self.base_interval, self.n)  # the first crawl spread its visits
@@ -89,6 +91,8 @@ class Simulation:
         due = self.first_due()
         credit = 0.0
         for step in range(1, self.days * 24 + 1):
+            if self.tick is not None:
+                self.tick(1)
             now = step * HOUR
             credit += self.budget_per_step
             ready = np.flatnonzero(due <= now)
@@ -337,11 +341,14 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     rates = np.exp(rng.uniform(math.log(1 / YEAR), math.log(1 / HOUR), args.pages))
     results, tamura = {}, None
-    for cls in (Uniform, Heritrix, Nutch, StormCrawler, Tamura, TamuraProportional, Oracle):
-        sim = cls(rates, args.budget, args.days, args.seed + 1)
-        results[cls.name] = sim.run()
-        if cls is Tamura:
-            tamura = sim
+    policies = (Uniform, Heritrix, Nutch, StormCrawler, Tamura, TamuraProportional, Oracle)
+    with progress_bar(len(policies) * args.days * 24, "simulating", "hour") as bar:
+        for cls in policies:
+            sim = cls(rates, args.budget, args.days, args.seed + 1)
+            sim.tick = bar.update
+            results[cls.name] = sim.run()
+            if cls is Tamura:
+                tamura = sim
     assert tamura is not None
     errors = tamura.error_report()
     heuristics = ("uniform", "heritrix", "nutch", "stormcrawler")

@@ -194,6 +194,20 @@ def _redis_url(settings: BaseSettings, name: str) -> None:
         raise SettingsError("WORKER_TTL", settings.get("WORKER_TTL"), "must be longer than WORKER_HEARTBEAT")
 
 
+def _port(settings: BaseSettings, name: str) -> None:
+    _number(int, 0)(settings, name)
+    if settings.getint(name) > 65535:
+        raise SettingsError(name, settings.get(name), "must be a TCP port, 0 to 65535")
+
+
+def _token(settings: BaseSettings, name: str) -> None:
+    value = settings.get(name) or ""
+    if value and len(value) < 12:
+        raise SettingsError(name, "(hidden)", "a token must have at least 12 characters (or be empty: random)")
+    if value and name == "DASHBOARD_READONLY_TOKEN" and value == settings.get("DASHBOARD_TOKEN"):
+        raise SettingsError(name, "(hidden)", "must differ from DASHBOARD_TOKEN, or the read-only view could control")
+
+
 CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "USER_AGENT": _non_empty,
     "ADDRESS_ALLOWLIST": _cidr_list,
@@ -311,6 +325,14 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "WORKER_TTL": _number(float, 0, inclusive=False),
     "PARTITION_LEASE": _number(float, 0, inclusive=False),
     "WORKER_IDLE_TIMEOUT": _number(float, 0),
+    "DASHBOARD_ENABLED": _boolean,
+    "DASHBOARD_HOST": _non_empty,
+    "DASHBOARD_PORT": _port,
+    "DASHBOARD_TOKEN": _token,
+    "DASHBOARD_READONLY_TOKEN": _token,
+    "DASHBOARD_INTERVAL": _number(float, 0.05),
+    "DASHBOARD_MAX_HOSTS": _number(int, 1),
+    "DASHBOARD_REDIS": _boolean,
 }
 
 

@@ -32,3 +32,8 @@ rest_after = object()
 #: stored pages refer to (the near-duplicate index) commit theirs first, so a kill -9
 #: can never leave a stored page pointing at a canonical page the index forgot.
 store_committing = object()
+
+#: The dashboard asks what components know of some hosts. Arguments: ``hosts`` (host names).
+#: Each component answers with ``{host: {field: value}}`` for the hosts it knows (the frontier:
+#: interval, rule and queue; the revisit pipeline: the server load index); the dashboard merges them.
+describe_hosts = object()

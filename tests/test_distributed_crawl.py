@@ -1,15 +1,19 @@
 """Distributed crawls: real worker processes sharing a real redis-server, against the sandbox."""
 
 import glob
+import json
+import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
+import urllib.request
 
 from crawlproj.sandbox.harness import PROJECT_DIR, crawl_command
-from crawlproj.store.merge import merge_shards
 
 INTERVAL = 0.2
+DASHBOARD_TOKEN = "distributed-dashboard-token"
 
 
 def distributed_settings(redis_server, sandbox, tmp_path, **extra):
@@ -18,7 +22,9 @@ def distributed_settings(redis_server, sandbox, tmp_path, **extra):
             "DUPEFILTER_CLASS": "crawlproj.distributed.dupefilter.RedisBloomDupeFilter",
             "STORE_URI": f"sqlite:///{tmp_path}/shards/{{worker}}/crawl.db", "FRONTIER_PARTITIONS": 8,
             "MIN_INTERVAL": INTERVAL, "WORKER_HEARTBEAT": 0.5, "WORKER_TTL": 2, "PARTITION_LEASE": 4,
-            "STORE_FLUSH_INTERVAL": 0.5, "RENDER_MODE": "never", "CONCURRENT_REQUESTS": 8, **extra}
+            "STORE_FLUSH_INTERVAL": 0.5, "RENDER_MODE": "never", "CONCURRENT_REQUESTS": 8,
+            "DASHBOARD_REDIS": True, "DASHBOARD_PORT": 0, "DASHBOARD_TOKEN": DASHBOARD_TOKEN,
+            "DASHBOARD_INTERVAL": 0.3, **extra}
 
 
 def stored(tmp_path) -> int:
@@ -34,7 +40,8 @@ def stored(tmp_path) -> int:
 
 def start_worker(settings, seeds, name, tmp_path):
     log = open(tmp_path / f"{name}.log", "w")
-    return subprocess.Popen(crawl_command("web", {"seeds": seeds}, {**settings, "WORKER_ID": name}),
+    settings = {**settings, "WORKER_ID": name, "DASHBOARD_URL_FILE": str(tmp_path / f"{name}.dashboard.json")}
+    return subprocess.Popen(crawl_command("web", {"seeds": seeds}, settings),
                             cwd=PROJECT_DIR, stdout=subprocess.DEVNULL, stderr=log)
 
 
@@ -50,6 +57,16 @@ def test_kill_9_of_a_worker_loses_nothing_and_politeness_holds(redis_server, san
         while stored(tmp_path) < len(expected) // 3 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert two.poll() is None, (tmp_path / "w2.log").read_text()[-3000:]
+        # Each worker's dashboard shows every worker, over Redis.
+        dashboard = json.loads((tmp_path / "w1.dashboard.json").read_text())
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(dashboard["operator"].replace("/?", "/snapshot.json?"), timeout=10) as resp:
+                view = json.load(resp)
+            if {w["worker"] for w in view.get("workers") or []} == {"w1", "w2"}:
+                break
+            time.sleep(0.2)
+        assert {w["worker"] for w in view["workers"]} == {"w1", "w2"}, view.get("workers")
+        assert all(w["pages"] > 0 for w in view["workers"])
         two.send_signal(signal.SIGKILL)  # mid-crawl: hosts leased, pages fetched and not yet stored
         two.wait()
         three = start_worker(settings, sandbox.seeds_file, "w3", tmp_path)  # a new worker joins at once
@@ -61,8 +78,15 @@ def test_kill_9_of_a_worker_loses_nothing_and_politeness_holds(redis_server, san
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    summary = merge_shards(str(tmp_path / "merged.db"), sorted(glob.glob(f"{tmp_path}/shards/*/crawl.db")))
+    # `scrapy merge`, with its progress bar (forced on: stderr is not a terminal here).
+    merge = subprocess.run([sys.executable, "-m", "scrapy", "merge", str(tmp_path / "merged.db"),
+                            f"{tmp_path}/shards/*/crawl.db"], cwd=PROJECT_DIR, capture_output=True, text=True,
+                           timeout=300, env={**os.environ, "CRAWLPROJ_PROGRESS": "1"})
+    assert merge.returncode == 0, merge.stderr[-2000:]
+    summary = json.loads(merge.stdout)
     assert summary["shards"] == 3
+    bar = merge.stderr.replace("\r", "\n").strip().splitlines()[-1]
+    assert bar.startswith("merging shards: 100%") and "3/3" in bar and "ETA" in bar, bar
     with sqlite3.connect(tmp_path / "merged.db") as conn:
         pages = {url for (url,) in conn.execute("SELECT url FROM pages")}
     assert pages == expected, sorted(expected ^ pages)[:10]  # every reachable page is stored, nothing else
@@ -76,7 +100,6 @@ def test_kill_9_of_a_worker_loses_nothing_and_politeness_holds(redis_server, san
 
 
 def test_incremental_distributed_crawl_revisits_by_host_partition(redis_server, sandbox_factory, tmp_path):
-    import json
 
     import redis
 

@@ -9,12 +9,13 @@ def test_zero_violations_and_prompt_wakeups(sandbox_factory, tmp_path):
     report = sandbox.report(0.3)
     assert report["violations"] == 0 and report["max_concurrency"] == 1
     # Woken at the due time, not at Scrapy's 5 s heartbeat: each host is revisited
-    # soon after its interval (processing the response adds a little).
+    # soon after its interval (processing the response adds a little; a loaded 2-core
+    # machine now and then adds a second, still far from the heartbeat's 5 s).
     records = sorted(sandbox.records(), key=lambda r: r.arrival)
     for host in {r.host for r in records}:
         mine = [r for r in records if r.host == host]
         gaps = [b.arrival - a.finish for a, b in zip(mine, mine[1:])]
-        assert len(gaps) >= 8 and max(gaps) < 1.0, (host, gaps)
+        assert len(gaps) >= 8 and max(gaps) < 2.5 and sorted(gaps)[len(gaps) // 2] < 0.6, (host, gaps)
     assert result.stats["frontier/interval_rule/min_interval"] > 0
 
 

@@ -1,3 +1,5 @@
+import pytest
+
 from crawlproj.politeness.interval import HostWindow, IntervalPolicy, waseda_interval
 
 
@@ -49,3 +51,17 @@ def test_policy_takes_the_largest_rule_and_names_it():
         120, "backoff")
     off = IntervalPolicy(min_interval=1.0, waseda=False)
     assert off.interval(0.01, window=slow).seconds == 1.0
+
+
+def test_interval_lists_every_rule_that_took_part():
+    p = IntervalPolicy(min_interval=1.0, duration_factor=10, waseda=True, max_delay_1=10, max_delay_2=30,
+                       target_speed=16384)
+    slow = HostWindow()
+    slow.record(4096, 1.0)  # 4 kB/s: a quarter of the target speed
+    slow.record(0, 1.0, error=True)
+    got = p.interval(0.2, crawl_delay=2.5, window=slow, backoff=None)
+    parts = dict(got.components)
+    assert set(parts) == {"min_interval", "waseda", "duration", "crawl_delay"}
+    assert parts["duration"] == pytest.approx(2.0) and parts["crawl_delay"] == 2.5
+    assert parts["waseda"] == pytest.approx(1.0 + 10 * 0.75 + 30 * 1 / 10)
+    assert (got.rule, got.seconds) == ("waseda", parts["waseda"])

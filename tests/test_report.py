@@ -2,6 +2,7 @@
 
 import csv
 import json
+import os
 import subprocess
 import sys
 
@@ -55,9 +56,14 @@ def test_report_on_a_sandbox_crawl(sandbox_factory, tmp_path):
     conn, _ = crawl_sandbox(sandbox, tmp_path, MIN_INTERVAL=0.05, RENDER_MODE="never")
     out = tmp_path / "report"
     run = subprocess.run([sys.executable, "-m", "scrapy", "report", "--store", f"sqlite:///{tmp_path / 'crawl.db'}",
-                          "--out", str(out)], cwd=PROJECT_DIR, capture_output=True, text=True, timeout=300)
+                          "--out", str(out)], cwd=PROJECT_DIR, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "CRAWLPROJ_PROGRESS": "1"})
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads((out / "report.json").read_text())
+    # A progress bar with an ETA on stderr, ending at every page; stdout stays one JSON line.
+    last = run.stderr.replace("\r", "\n").strip().splitlines()[-1]
+    assert last.startswith("reading pages: 100%") and f"{report['pages']}/{report['pages']}" in last, last
+    assert "ETA" in last and json.loads(run.stdout)["pages"] == report["pages"]
     stored = [(u, host_of(u)) for (u,) in conn.execute("SELECT url FROM pages")]
     assert report["pages"] == len(stored) == len(web.expected_pages())
     assert report["by_tld"] == {"test": len(stored)} and report["by_location"] == {"local": len(stored)}

@@ -8,6 +8,7 @@ import json
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from ..progress import progress_bar
 from ..store.merge import merge_shards
 
 
@@ -26,6 +27,8 @@ class Command(ScrapyCommand):
             raise UsageError("give the output database and at least one shard")
         shards = sorted({path for pattern in args[1:] for path in (glob.glob(pattern) or [pattern])})
         try:
-            print(json.dumps(merge_shards(args[0], shards)))
+            with progress_bar(len(shards), "merging shards", "shard") as bar:
+                summary = merge_shards(args[0], shards, tick=bar.update)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        print(json.dumps(summary))

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from ..progress import progress_bar
 from ..report.analysis import analyse
 from ..report.output import write_report
 from ..store import parse_store_uri
@@ -30,11 +33,12 @@ class Command(ScrapyCommand):
             _, path = parse_store_uri(uri)
         except ValueError as exc:
             raise UsageError(f"--store {uri!r}: {exc}") from None
-        import os
-
         if not os.path.exists(path):
             raise UsageError(f"no crawl store at {path} (give --store sqlite:///path/to/crawl.db)")
-        result = analyse(path, self.settings.getlist("DYNAMIC_URL_PATTERNS"))
+        with sqlite3.connect(path) as conn:
+            pages = conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
+        with progress_bar(pages, "reading pages", "page") as bar:
+            result = analyse(path, self.settings.getlist("DYNAMIC_URL_PATTERNS"), tick=bar.update)
         files = write_report(result, opts.out)
         print(json.dumps({"pages": result["pages"], "hosts": result["hosts"], "by_language": result["by_language"],
                           "files": files}, ensure_ascii=False))

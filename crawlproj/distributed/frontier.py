@@ -186,6 +186,10 @@ class RedisFrontier:
     def back_len(self) -> int:
         return len(self)
 
+    def key_state(self, key: Hashable, now: float) -> dict:
+        """What this worker knows of ``key`` without asking Redis: whether it holds its lease."""
+        return {"in_flight": key in self.in_flight}
+
     def due_keys(self, now: float) -> int:
         return len(self._popped)
 

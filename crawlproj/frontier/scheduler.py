@@ -65,6 +65,7 @@ class FrontierScheduler(BaseScheduler):
         self._windows: dict[str, HostWindow] = {}  # key -> its last fetches (Waseda)
         self._observed: dict[int, tuple[Any, float | None]] = {}  # id(request) -> (raw outcome, handler seconds)
         self.rules: dict[str, str] = {}  # key -> the rule that set its current interval
+        self.intervals: dict[str, Any] = {}  # key -> its last Interval (with every rule's part)
         self._rules_published: set[str] = set()
         self.retry_base = s.getfloat("RETRY_BACKOFF_BASE")
         self.retry_max = s.getfloat("RETRY_BACKOFF_MAX")
@@ -130,6 +131,7 @@ class FrontierScheduler(BaseScheduler):
         sig.connect(self._pages_committed, signal=crawl_signals.pages_committed)
         sig.connect(self._fetch_observed, signal=crawl_signals.fetch_observed)
         sig.connect(self.rest_after, signal=crawl_signals.rest_after)
+        sig.connect(self.describe_hosts, signal=crawl_signals.describe_hosts)
         self.df.open()
         if self.journal is not None:
             self._resume()
@@ -310,6 +312,7 @@ class FrontierScheduler(BaseScheduler):
             interval = self.policy.interval(duration, self._crawl_delay.get(key), window, backoff)
             self.stats.inc_value(f"frontier/interval_rule/{interval.rule}")
             self.rules[key] = interval.rule
+            self.intervals[key] = interval
             self.frontier.release(key, now + interval.seconds)
             self._count_failure(key, urlparse_cached(request).hostname or "", observed)
             self._suspend_if_due(key, now)
@@ -373,6 +376,25 @@ class FrontierScheduler(BaseScheduler):
         """Seconds ``host`` rests after a fetch of ``duration`` seconds: the minimum interval,
         its Crawl-delay, the duration rule (answers :data:`crawlproj.signals.rest_after`)."""
         return self.policy.interval(duration, self._crawl_delay.get(self._key_of_host(host))).seconds
+
+    HELD = ("suspended", "parked", "keepalive")  # rules that hold a host back beyond its interval
+
+    def describe_hosts(self, hosts: list[str]) -> dict[str, dict]:
+        """Each host's politeness state for the dashboard (answers :data:`crawlproj.signals.describe_hosts`):
+        the interval in force, the rule that set it and every rule's part, whether it is held
+        back (suspended, parked, keep-alive pause) and for how long, its queue, its Crawl-delay."""
+        now, out = self.clock(), {}
+        for host in hosts:
+            key = self._key_of_host(host)
+            state = self.frontier.key_state(key, now)
+            interval, rule = self.intervals.get(key), self.rules.get(key)
+            row = {"key": key, "rule": rule, "crawl_delay": self._crawl_delay.get(key), **state}
+            if interval is not None:
+                row["interval"] = round(interval.seconds, 3)
+                row["components"] = {name: round(v, 3) for name, v in interval.components}
+            row["held"] = rule if rule in self.HELD and state.get("due_in", 0) > 0 else None
+            out[host] = row
+        return out
 
     def _wake_at(self, due: float | None) -> None:
         if due is None:

@@ -125,6 +125,14 @@ class TwoTierFrontier:
     def due_keys(self, now: float) -> int:
         return sum(1 for t, _, _ in self.heap if t <= now)
 
+    def key_state(self, key: Hashable, now: float) -> dict:
+        """What the back tier holds for ``key``: its queue (URLs of a key not yet active wait
+        in the front tier, uncounted per key), whether it is in flight, seconds until it is due."""
+        queue = self.back.get(key)
+        due = max(self.next_allowed.get(key, now), self.deferred.get(key, now))
+        return {"queued": len(queue) if queue is not None else 0, "in_flight": key in self.in_flight,
+                "due_in": round(max(0.0, due - now), 3)}
+
     # -- entry points ----------------------------------------------------
     def push(self, key: Hashable, entry: Any, level: int = 0) -> None:
         """Queue ``entry`` for politeness key ``key`` at priority ``level`` (0 is highest)."""

@@ -18,13 +18,15 @@ Rules (the interval in force is the largest of those enabled):
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
 class Interval:
     seconds: float
     rule: str  # min_interval | waseda | duration | crawl_delay | backoff
+    #: every rule that took part, (rule, seconds), so an operator sees why (the dashboard shows them)
+    components: tuple[tuple[str, float], ...] = field(default=(), compare=False)
 
 
 class HostWindow:
@@ -92,16 +94,18 @@ class IntervalPolicy:
     def interval(self, duration: float | None, crawl_delay: float | None = None,
                  window: HostWindow | None = None, backoff: float | None = None) -> Interval:
         """The rest after a fetch of ``duration`` seconds; ``backoff`` is seconds still owed."""
-        best = Interval(self.min_interval, "min_interval")
+        parts = [("min_interval", self.min_interval)]
         if self.waseda and window is not None:
-            seconds = waseda_interval(self.min_interval, self.max_delay_1, self.max_delay_2, self.target_speed,
-                                      window.speed, window.errors)
-            if seconds > best.seconds:
-                best = Interval(seconds, "waseda")
-        if duration is not None and self.duration_factor * duration > best.seconds:
-            best = Interval(self.duration_factor * duration, "duration")
-        if crawl_delay is not None and min(crawl_delay, self.max_crawl_delay) > best.seconds:
-            best = Interval(min(crawl_delay, self.max_crawl_delay), "crawl_delay")
-        if backoff is not None and backoff > best.seconds:
-            best = Interval(backoff, "backoff")
-        return best
+            parts.append(("waseda", waseda_interval(self.min_interval, self.max_delay_1, self.max_delay_2,
+                                                    self.target_speed, window.speed, window.errors)))
+        if duration is not None:
+            parts.append(("duration", self.duration_factor * duration))
+        if crawl_delay is not None:
+            parts.append(("crawl_delay", min(crawl_delay, self.max_crawl_delay)))
+        if backoff is not None:
+            parts.append(("backoff", backoff))
+        rule, seconds = parts[0]
+        for name, value in parts[1:]:  # the first rule to reach the maximum names it
+            if value > seconds:
+                rule, seconds = name, value
+        return Interval(seconds, rule, tuple(parts))

@@ -16,6 +16,7 @@ import os
 import re
 import sqlite3
 from collections import Counter, defaultdict
+from collections.abc import Callable
 
 import numpy as np
 from scipy import sparse
@@ -90,18 +91,24 @@ def page_text(warc_file: str | None, warc_offset: int | None, charset: str | Non
     return main_text(body, charset)[:3000] if kind == "response" and body else None
 
 
-def languages(q) -> dict[str, str]:
-    """url -> language, from the archived main text (a duplicate takes its canonical page's)."""
-    rows = q("SELECT url, title, warc_file, warc_offset, charset FROM pages")
-    lang = {url: language_of(page_text(f, o, c) or title) for url, title, f, o, c in rows}
+def languages(q, tick: Callable[[int], object] | None = None) -> dict[str, str]:
+    """url -> language, from the archived main text (a duplicate takes its canonical page's).
+    Reading every page back from the archive is the report's long step: ``tick(1)`` per page."""
+    lang = {}
+    for url, title, f, o, c in q("SELECT url, title, warc_file, warc_offset, charset FROM pages"):
+        lang[url] = language_of(page_text(f, o, c) or title)
+        if tick is not None:
+            tick(1)
     for url, canonical in q("SELECT url, canonical FROM duplicates"):
         if canonical in lang:
             lang[url] = lang[canonical]
     return lang
 
 
-def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int = 20) -> dict:
-    """Every figure of the report from the store at ``store_path`` (see the module docstring)."""
+def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int = 20,
+            tick: Callable[[int], object] | None = None) -> dict:
+    """Every figure of the report from the store at ``store_path`` (see the module docstring);
+    ``tick(1)`` once per page (see :func:`languages`)."""
     store = SqliteStore(store_path)
     q = store.query
     patterns = compile_patterns(dynamic_patterns or settings_defaults.DYNAMIC_URL_PATTERNS)
@@ -125,7 +132,7 @@ def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int
         "pagerank_top": sorted(rank.items(), key=lambda kv: (-kv[1], kv[0]))[:top],
         "pagerank": rank,
         "by_tld": dict(Counter(tld_of(h) for _, h, _, _ in pages).most_common()),
-        "by_language": dict(Counter(languages(q).values()).most_common()),
+        "by_language": dict(Counter(languages(q, tick).values()).most_common()),
         "by_location": dict(Counter(locate(hosts.get(h)).label for _, h, _, _ in pages).most_common()),
         "servers_by_location": dict(Counter(locate(ip).label for h, ip in hosts.items() if h in page_hosts)),
         "by_status": dict(statuses.most_common()),

@@ -112,6 +112,7 @@ class RevisitPipeline:
         self._revisits_since = 0  # revisits recorded since the last replan
         self._target: float | None = None  # budget asked of the allocation (steered)
         crawler.signals.connect(self.commit, signal=crawl_signals.store_committing)
+        crawler.signals.connect(self.describe_hosts, signal=crawl_signals.describe_hosts)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RevisitPipeline:
@@ -193,6 +194,12 @@ class RevisitPipeline:
         return self.clock.scale * (duration + (max(rests) if rests else self.min_interval))
 
     # -- the load index ----------------------------------------------------
+    def describe_hosts(self, hosts: list[str]) -> dict[str, dict]:
+        """Each known server's load index ``L`` (revisits per crawl-clock second) and its polite
+        interval, for the dashboard (answers :data:`crawlproj.signals.describe_hosts`)."""
+        return {h: {"load_index": round(self.loads[h], 6), "polite_interval": self.polite.get(h)}
+                for h in hosts if h in self.loads}
+
     def _put(self, prev: UrlState | None, state: UrlState) -> None:
         self.queue.put(state)
         if state.host in self.loads:

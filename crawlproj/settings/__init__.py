@@ -338,7 +338,27 @@ REVISIT_SHORT_TERM_MAX = 1_000_000
 REVISIT_REFRESH_SECONDS = 1.0
 REVISIT_IN_FLIGHT_TIMEOUT = 3600.0
 
+# -- the live dashboard (crawlproj.dashboard) --------------------------------
+#: Serve a live page of the crawl from the crawl process.
+DASHBOARD_ENABLED = True
+#: Where it listens: loopback by default (anything else is reachable by others; the token still holds).
+DASHBOARD_HOST = "127.0.0.1"
+#: Its port; when taken (another crawl), any free port. 0: any free port.
+DASHBOARD_PORT = 6081
+#: The operator's token (view, pause, resume, stop) and the read-only token (view only). Empty:
+#: a random one each run, logged with the URL. At least 12 characters when set.
+DASHBOARD_TOKEN = ""
+DASHBOARD_READONLY_TOKEN = ""
+#: Seconds between snapshots pushed to the page.
+DASHBOARD_INTERVAL = 1.0
+#: The page lists this many hosts (the most recently active).
+DASHBOARD_MAX_HOSTS = 100
+#: Write the dashboard's URLs (with the tokens) as JSON to this file (mode 0600).
+DASHBOARD_URL_FILE = ""
+#: Publish each worker's snapshot to REDIS_URL and show every worker (the distributed profile's choice).
+DASHBOARD_REDIS = False
+
 #: If set, write the final crawl stats as JSON to this path.
 STATS_FILE = ""
 EXTENSIONS = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.revisit.refresher.Refresher": 100,
-              "crawlproj.distributed.seeds.RedisSeeds": 200}
+              "crawlproj.distributed.seeds.RedisSeeds": 200, "crawlproj.dashboard.extension.Dashboard": 300}

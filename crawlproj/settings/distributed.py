@@ -12,3 +12,4 @@ STORE_URI = "sqlite:///data/distributed/{worker}/crawl.db"
 WARC_PREFIX = "crawlproj-{worker}"
 NEAR_DUPLICATES_BACKEND = "redis"
 REVISIT_BACKEND = "redis"
+DASHBOARD_REDIS = True

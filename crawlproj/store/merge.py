@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from .sqlite import PAGE_COLUMNS, SqliteStore
 
 
-def merge_shards(out: str, shards: list[str]) -> dict:
+def merge_shards(out: str, shards: list[str], tick: Callable[[int], object] | None = None) -> dict:
     """Merge worker shards into the store at ``out`` (created if missing); return counts.
 
     A URL stored by two workers (fetched again after a worker died before its commit)
     keeps its latest fetch; host counters add up; links and duplicates are unioned.
+    ``tick(1)`` is called after each shard (a progress bar's update).
     """
     store = SqliteStore(out)
     conn = store.conn
@@ -46,6 +48,8 @@ def merge_shards(out: str, shards: list[str]) -> dict:
         finally:
             conn.execute("DETACH DATABASE shard")
         merged += 1
+        if tick is not None:
+            tick(1)
     pages = conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
     hosts = conn.execute("SELECT COUNT(*) FROM hosts").fetchone()[0]
     store.close()

@@ -1,0 +1,165 @@
+"""What the dashboard shows, computed from counters and events (pure: no Twisted, no I/O).
+
+:class:`RateSeries` turns a growing page counter into pages/s over time;
+:class:`HostBoard` keeps what the crawl's signals say about each host (last
+status, address, robots.txt); :func:`snapshot` assembles one JSON-ready view
+from the crawler's stats, the board and what other components say about hosts.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from ..geo import locate
+
+
+class RateSeries:
+    """Pages/s over time from a monotone counter sampled at each tick (``keep`` samples).
+
+    Each sample is the rate over the last ``window`` seconds, so ticks shorter than the
+    gaps between pages do not make a saw-tooth."""
+
+    def __init__(self, keep: int = 600, window: float = 2.0) -> None:
+        self.samples: deque[tuple[float, float]] = deque(maxlen=keep)
+        self.window = window
+        self._counts: deque[tuple[float, float]] = deque()
+
+    def tick(self, t: float, count: float) -> float:
+        """Record ``count`` at time ``t``; returns the rate over the window before it."""
+        while len(self._counts) > 1 and self._counts[1][0] <= t - self.window:
+            self._counts.popleft()
+        rate = 0.0
+        if self._counts and t > self._counts[0][0]:
+            rate = max(0.0, count - self._counts[0][1]) / (t - self._counts[0][0])
+        self._counts.append((t, count))
+        self.samples.append((t, rate))
+        return rate
+
+    def recent(self, seconds: float = 10.0) -> float:
+        """The mean rate over the last ``seconds``."""
+        if not self.samples:
+            return 0.0
+        end = self.samples[-1][0]
+        rates = [r for t, r in self.samples if t > end - seconds]
+        return sum(rates) / len(rates)
+
+
+def robots_state(status: int | None) -> str:
+    """RFC 9309's reading of a robots.txt answer."""
+    if status is None or status >= 500:
+        return "disallow all (unreachable)"
+    if status >= 400:
+        return "allow all (absent)"
+    return "rules" if 200 <= status < 300 else f"status {status}"
+
+
+class HostBoard:
+    """Per host: fetches, last status and time, address, errors, robots.txt state and time."""
+
+    def __init__(self) -> None:
+        self.hosts: dict[str, dict] = {}
+
+    def _host(self, host: str) -> dict:
+        row = self.hosts.get(host)
+        if row is None:
+            row = self.hosts[host] = {"fetches": 0, "errors": 0, "last_status": None, "last_seen": 0.0, "ip": None,
+                                      "robots_status": None, "robots_at": None, "robots_known": False}
+        return row
+
+    def response(self, host: str, status: int, ip: str | None, now: float) -> None:
+        row = self._host(host)
+        row["fetches"] += 1
+        row["last_status"], row["last_seen"] = status, now
+        if ip:
+            row["ip"] = ip
+
+    def error(self, host: str, kind: str, now: float) -> None:
+        row = self._host(host)
+        row["errors"] += 1
+        row["last_status"], row["last_seen"] = kind, now
+
+    def robots(self, host: str, status: int | None, now: float) -> None:
+        row = self._host(host)
+        row["robots_status"], row["robots_at"], row["robots_known"] = status, now, True
+
+    def busiest(self, n: int) -> list[str]:
+        """The ``n`` hosts seen most recently (the ones an operator is watching)."""
+        return sorted(self.hosts, key=lambda h: -self.hosts[h]["last_seen"])[:n]
+
+    def rows(self, hosts: list[str], now: float, described: dict[str, dict]) -> list[dict]:
+        out = []
+        for host in hosts:
+            row = self.hosts[host]
+            location = locate(row["ip"])
+            out.append({
+                "host": host, "ip": row["ip"], "location": location.label, "country": location.country,
+                "fetches": row["fetches"], "errors": row["errors"], "last_status": row["last_status"],
+                "robots": robots_state(row["robots_status"]) if row["robots_known"] else "not fetched",
+                "robots_age": round(now - row["robots_at"], 1) if row["robots_at"] is not None else None,
+                **described.get(host, {}),
+            })
+        return out
+
+    def locations(self) -> dict[str, int]:
+        """Servers (hosts) by location label."""
+        counts: dict[str, int] = {}
+        for row in self.hosts.values():
+            label = locate(row["ip"]).label
+            counts[label] = counts.get(label, 0) + 1
+        return counts
+
+
+def errors_by_kind(stats: dict) -> dict[str, int]:
+    """Errors from Scrapy's and the frontier's counters: exceptions by type, 4xx/5xx by status,
+    host failures by kind (dns, timeout, connection, http_5xx)."""
+    out: dict[str, int] = {}
+    for name, value in stats.items():
+        if not isinstance(value, (int, float)):
+            continue
+        if name.startswith("downloader/exception_type_count/"):
+            kind = name.rsplit("/", 1)[1].rsplit(".", 1)[-1]
+            # IgnoreRequest is the crawler's own refusal (robots.txt, scope, address safety), not an error
+            out["refused by the crawler" if kind == "IgnoreRequest" else "exception: " + kind] = int(value)
+        elif name.startswith("downloader/response_status_count/") and name.rsplit("/", 1)[1][:1] in "45":
+            out["http " + name.rsplit("/", 1)[1]] = int(value)
+        elif name.startswith("frontier/fetch_failures/"):
+            out["host failure: " + name.rsplit("/", 1)[1]] = int(value)
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def _rate(part: float, whole: float) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def snapshot(stats: dict, series: RateSeries, board: HostBoard, hosts: list[str], described: dict[str, dict],
+             now: float, **extra: object) -> dict:
+    """One JSON-ready view of the crawl (``extra`` adds fields such as spider, worker, paused)."""
+    g = stats.get
+    checked = g("near_duplicates/checked", 0)
+    duplicates = sum(v for k, v in stats.items() if k.startswith("near_duplicates/") and k != "near_duplicates/checked"
+                     and isinstance(v, (int, float)))
+    revisits = g("revisit/requests", 0)
+    return {
+        **extra,
+        "pages": g("response_received_count", 0),
+        "items": g("item_scraped_count", 0),
+        "pages_per_s": round(series.recent(), 3),
+        "series": [[round(t, 2), round(r, 3)] for t, r in series.samples],
+        "errors": errors_by_kind(stats),
+        "frontier": {
+            "queued": g("frontier/queued", 0), "memory": g("frontier/queued_memory", 0),
+            "disk": g("frontier/queued_disk", 0), "front": g("frontier/queued_front", 0),
+            "back": g("frontier/queued_back", 0), "spill_bytes": g("frontier/spill_bytes", 0),
+            "active_hosts": g("frontier/active_keys", 0), "due_hosts": g("frontier/due_keys", 0),
+            "in_flight": g("frontier/in_flight", 0),
+        },
+        "near_duplicates": {"checked": checked, "duplicates": duplicates, "rate": _rate(duplicates, checked)},
+        "revisit": {"requests": revisits, "changed": g("revisit/changed", 0),
+                    "not_modified": g("revisit/not_modified", 0), "tracked": g("revisit/tracked", 0),
+                    "change_rate": _rate(g("revisit/changed", 0), revisits)},
+        "renders": {"rendered": g("render/rendered", 0), "static": g("render/static_pages", 0),
+                    "timeouts": g("render/timeouts", 0), "subrequests": g("render/subrequests", 0)},
+        "hosts": board.rows(hosts, now, described),
+        "hosts_total": len(board.hosts),
+        "locations": board.locations(),
+    }

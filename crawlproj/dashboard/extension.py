@@ -1,0 +1,179 @@
+"""The live dashboard as a Scrapy extension: served by the crawl process itself."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import time
+from typing import Any
+
+from scrapy import signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet import error, task
+from twisted.web import server
+
+from .. import signals as crawl_signals
+from .board import HostBoard, RateSeries, snapshot
+from .server import DashboardResource
+
+logger = logging.getLogger(__name__)
+
+
+class Dashboard:
+    """Serves a live page of the crawl on ``DASHBOARD_HOST:DASHBOARD_PORT`` (127.0.0.1 by default).
+
+    Promises: every ``DASHBOARD_INTERVAL`` seconds a snapshot (pages/s, errors by
+    kind, frontier sizes, per-host politeness state, duplicate/revisit/render
+    rates, servers by location) goes to every open event stream; nothing is
+    served without a token (``DASHBOARD_TOKEN`` may pause, resume and stop the
+    crawl; ``DASHBOARD_READONLY_TOKEN`` may only look; either, when empty, is
+    made up and logged). With ``DASHBOARD_REDIS`` each worker also publishes
+    its snapshot to Redis and every worker's page lists all workers. A port in
+    use falls back to any free port; the URLs (with tokens) are logged and, with
+    ``DASHBOARD_URL_FILE``, written there (mode 0600).
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        s = crawler.settings
+        if not s.getbool("DASHBOARD_ENABLED"):
+            raise NotConfigured
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.host = s.get("DASHBOARD_HOST")
+        self.port = s.getint("DASHBOARD_PORT")
+        self.tokens = (s.get("DASHBOARD_TOKEN") or secrets.token_urlsafe(18),
+                       s.get("DASHBOARD_READONLY_TOKEN") or secrets.token_urlsafe(18))
+        self.interval = s.getfloat("DASHBOARD_INTERVAL")
+        self.max_hosts = s.getint("DASHBOARD_MAX_HOSTS")
+        self.url_file = s.get("DASHBOARD_URL_FILE")
+        self.worker = s.get("WORKER_ID") or f"{os.uname().nodename}-{os.getpid()}"
+        self.redis = None
+        if s.getbool("DASHBOARD_REDIS"):
+            from ..distributed import connection
+
+            self.redis = connection.from_settings(s)
+            self.redis_key = f"{s.get('REDIS_PREFIX')}:dashboard:"
+        self.board = HostBoard()
+        self.series = RateSeries(keep=int(600 / max(self.interval, 0.1)))
+        self.resource = DashboardResource(*self.tokens, control=self.control)
+        self.started = time.monotonic()
+        self.finished = False
+        self._port: Any = None
+        self._loop: task.LoopingCall | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Dashboard:
+        ext = cls(crawler)
+        sig = crawler.signals
+        sig.connect(ext.spider_opened, signal=signals.spider_opened)
+        sig.connect(ext.spider_closed, signal=signals.spider_closed)
+        sig.connect(ext.response_received, signal=signals.response_received)
+        sig.connect(ext.host_error, signal=crawl_signals.host_error)
+        sig.connect(ext.robots_fetched, signal=crawl_signals.robots_fetched)
+        return ext
+
+    # -- signals -----------------------------------------------------------
+    def spider_opened(self, spider: Any) -> None:
+        from twisted.internet import reactor
+
+        site = server.Site(self.resource)
+        site.noisy = False
+        try:
+            self._port = reactor.listenTCP(self.port, site, interface=self.host)
+        except error.CannotListenError as exc:
+            logger.warning("dashboard: port %s is taken (%s); using a free port", self.port, exc.socketError)
+            self._port = reactor.listenTCP(0, site, interface=self.host)
+        port = self._port.getHost().port
+        self.stats.set_value("dashboard/port", port)
+        base = f"http://{self.host}:{port}/"
+        urls = {"operator": f"{base}?token={self.tokens[0]}", "viewer": f"{base}?token={self.tokens[1]}"}
+        logger.info("dashboard: %s (read-only view: %s)", urls["operator"], urls["viewer"])
+        if self.url_file:
+            os.makedirs(os.path.dirname(os.path.abspath(self.url_file)), exist_ok=True)
+            fd = os.open(self.url_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                json.dump({"port": port, **urls}, fh)
+        self._loop = task.LoopingCall(self.tick)
+        self._loop.start(self.interval, now=True)
+
+    def spider_closed(self, spider: Any, reason: str) -> None:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        self.finished = True
+        self.tick()
+        self.resource.close_streams()
+        if self._port is not None:
+            self._port.stopListening()
+
+    def response_received(self, response: Any, request: Any, spider: Any = None) -> None:
+        host = urlparse_cached(response).hostname or ""
+        if host and not request.url.endswith("/robots.txt"):
+            ip = response.ip_address
+            self.board.response(host, response.status, str(ip) if ip is not None else None, time.monotonic())
+
+    def host_error(self, host: str, kind: str) -> None:
+        self.board.error(host, kind, time.monotonic())
+
+    def robots_fetched(self, host: str, status: int | None, crawl_delay: float | None = None,
+                       duration: float | None = None) -> None:
+        self.board.robots(host, status, time.monotonic())
+
+    # -- snapshots -----------------------------------------------------------
+    def tick(self) -> None:
+        now = time.monotonic()
+        stats = self.stats.get_stats()
+        self.series.tick(now, stats.get("response_received_count", 0))
+        hosts = self.board.busiest(self.max_hosts)
+        described: dict[str, dict] = {}
+        for _, answer in self.crawler.signals.send_catch_log(crawl_signals.describe_hosts, hosts=hosts):
+            for host, fields in (answer or {}).items():
+                described.setdefault(host, {}).update(fields)
+        engine = self.crawler.engine
+        view = snapshot(stats, self.series, self.board, hosts, described, now,
+                        spider=getattr(self.crawler.spider, "name", None), worker=self.worker, time=time.time(),
+                        uptime=round(now - self.started, 1), paused=bool(engine and engine.paused),
+                        finished=self.finished)
+        if self.redis is not None:
+            view["workers"] = self._cluster(view)
+        self.resource.publish(view)
+
+    def _cluster(self, view: dict) -> list[dict] | None:
+        """Publish this worker's snapshot to Redis and read every live worker's."""
+        import redis
+
+        summary = {k: view[k] for k in ("worker", "time", "pages", "pages_per_s", "frontier", "hosts_total",
+                                        "paused", "finished")}
+        try:
+            self.redis.set(self.redis_key + self.worker, json.dumps(summary), ex=max(10, int(5 * self.interval)))
+            keys = sorted(self.redis.scan_iter(match=self.redis_key + "*", count=1000))
+            raw = self.redis.mget(keys) if keys else []
+        except redis.RedisError as exc:
+            logger.warning("dashboard: Redis unavailable for the workers view: %s", exc)
+            return None
+        workers = [json.loads(r) for r in raw if r]
+        for w in workers:
+            w["age"] = round(max(0.0, view["time"] - w["time"]), 1)
+        return workers
+
+    # -- the operator's controls -------------------------------------------------
+    def control(self, action: str) -> str:
+        engine = self.crawler.engine
+        if engine is None:
+            raise ValueError("the crawl is not running")
+        if action == "pause":
+            engine.pause()
+        elif action == "resume":
+            engine.unpause()
+        elif action == "stop":
+            deferred_from_coro(engine.close_spider_async(reason="dashboard_stop"))
+        else:
+            raise ValueError(f"unknown action {action!r}: pause, resume or stop")
+        logger.warning("dashboard: the operator asked to %s the crawl", action)
+        self.stats.inc_value(f"dashboard/{action}")
+        self.tick()
+        return action

@@ -1,0 +1,145 @@
+"""The dashboard page: one HTML file, no external assets (it must work with no internet).
+
+Plain JavaScript draws everything: the pages/s chart on a canvas, the tables, and
+the servers as dots on the inline SVG world map (equirectangular, the projection
+of :func:`crawlproj.geo.project`). The page follows ``/events`` (Server-Sent
+Events); the browser reconnects by itself if the stream drops.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+
+from ..geo import countries
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:0;background:#f6f7f9;color:#222}
+header{background:#1f3a5f;color:#fff;padding:.6em 1em;display:flex;gap:1.5em;align-items:center;flex-wrap:wrap}
+header b{font-size:1.2em} .badge{background:#fff3;border-radius:3px;padding:1px 6px}
+main{display:grid;grid-template-columns:repeat(auto-fit,minmax(22em,1fr));gap:.8em;padding:.8em}
+section{background:#fff;border:1px solid #dde;border-radius:4px;padding:.5em .8em}
+section.wide{grid-column:1/-1} h2{font-size:1em;margin:.2em 0 .5em}
+table{border-collapse:collapse;width:100%;font-size:85%} td,th{border-bottom:1px solid #eee;padding:2px 5px;text-align:left}
+td.n{text-align:right;font-variant-numeric:tabular-nums} .held{color:#b00} svg.world{width:100%;max-width:860px;height:auto;display:block}
+button{margin-right:.4em} #stale{color:#fc6}
+"""
+
+_SCRIPT = """
+const TOKEN = new URLSearchParams(location.search).get('token') || '';
+const CENTRES = JSON.parse(document.getElementById('centres').textContent);
+const $ = id => document.getElementById(id);
+const fmt = v => v === null || v === undefined ? '' : (typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(3) : String(v));
+function cells(tr, values, numeric) {
+  tr.replaceChildren(...values.map((v, i) => { const td = document.createElement('td');
+    td.textContent = fmt(v); if (numeric && numeric[i]) td.className = 'n'; return td; }));
+}
+function fillTable(id, rows, numeric) {
+  const body = $(id).tBodies[0];
+  body.replaceChildren(...rows.map(r => { const tr = document.createElement('tr'); cells(tr, r, numeric); return tr; }));
+}
+function chart(series) {
+  const c = $('chart'), g = c.getContext('2d'), w = c.width, h = c.height;
+  g.clearRect(0, 0, w, h);
+  if (series.length < 2) return;
+  const t0 = series[0][0], t1 = series[series.length - 1][0] || t0 + 1;
+  const top = Math.max(1, ...series.map(s => s[1])) * 1.1;
+  g.strokeStyle = '#ccd'; g.beginPath(); g.moveTo(0, h - 1); g.lineTo(w, h - 1); g.stroke();
+  g.strokeStyle = '#1f6fb2'; g.lineWidth = 2; g.beginPath();
+  series.forEach(([t, r], i) => { const x = (t - t0) / Math.max(1e-9, t1 - t0) * (w - 4) + 2, y = h - 2 - r / top * (h - 14);
+    i ? g.lineTo(x, y) : g.moveTo(x, y); });
+  g.stroke(); g.fillStyle = '#555'; g.font = '11px sans-serif'; g.fillText(top.toFixed(1) + ' pages/s', 4, 11);
+}
+function drawMap(locations) {
+  const layer = $('servers'), aside = [];
+  const biggest = Math.max(1, ...Object.values(locations));
+  layer.replaceChildren();
+  for (const [label, count] of Object.entries(locations)) {
+    const c = CENTRES[label];
+    if (!c) { aside.push(label + ': ' + count); continue; }
+    const dot = document.createElementNS('http://www.w3.org/2000/svg', 'circle');
+    dot.setAttribute('class', 'server'); dot.dataset.location = label;
+    dot.setAttribute('cx', (c[1] + 180) / 360 * 1000); dot.setAttribute('cy', (90 - c[0]) / 180 * 500);
+    dot.setAttribute('r', 3 + 12 * Math.sqrt(count / biggest));
+    const title = document.createElementNS('http://www.w3.org/2000/svg', 'title');
+    title.textContent = c[2] + ': ' + count + ' servers'; dot.appendChild(title); layer.appendChild(dot);
+  }
+  $('unplaced').textContent = aside.join(', ');
+}
+function show(s) {
+  $('spider').textContent = s.spider; $('worker').textContent = s.worker;
+  $('state').textContent = s.paused ? 'paused' : (s.finished ? 'finished' : 'running');
+  $('uptime').textContent = Math.round(s.uptime) + ' s';
+  $('pages').textContent = s.pages; $('pages-per-s').textContent = s.pages_per_s.toFixed(2);
+  $('updated').textContent = new Date(s.time * 1000).toLocaleTimeString();
+  chart(s.series);
+  fillTable('errors', Object.entries(s.errors), [0, 1]);
+  const f = s.frontier;
+  fillTable('frontier', [['queued', f.queued], ['in memory', f.memory], ['on disk', f.disk], ['front tier', f.front],
+    ['back tier', f.back], ['spill bytes', f.spill_bytes], ['active hosts', f.active_hosts],
+    ['due hosts', f.due_hosts], ['in flight', f.in_flight]], [0, 1]);
+  const d = s.near_duplicates, r = s.revisit, j = s.renders;
+  fillTable('rates', [['near-duplicates checked', d.checked], ['near-duplicates found', d.duplicates],
+    ['near-duplicate rate', d.rate], ['revisits', r.requests], ['revisits changed', r.changed],
+    ['revisits 304', r.not_modified], ['revisit change rate', r.change_rate], ['URLs tracked', r.tracked],
+    ['JavaScript renders', j.rendered], ['pages kept static', j.static], ['render timeouts', j.timeouts]], [0, 1]);
+  $('hosts-shown').textContent = s.hosts.length + ' of ' + s.hosts_total;
+  fillTable('hosts', s.hosts.map(h => [h.host, h.location, h.interval, h.rule,
+    h.components ? Object.entries(h.components).map(([k, v]) => k + '=' + v.toFixed(2)).join(' ') : '',
+    h.crawl_delay, h.robots, h.robots_age, h.held || '', h.queued, h.in_flight ? 'yes' : '', h.due_in,
+    h.last_status, h.fetches, h.errors,
+    h.load_index === undefined ? '' : h.load_index * 86400]),
+    [0, 0, 1, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1, 1]);
+  drawMap(s.locations);
+  fillTable('workers', (s.workers || []).map(w => [w.worker, w.age, w.pages, w.pages_per_s, w.frontier.in_flight,
+    w.frontier.active_hosts, w.hosts_total]), [0, 1, 1, 1, 1, 1, 1]);
+  $('workers-panel').hidden = !s.workers;
+}
+function connect() {
+  const events = new EventSource('events?token=' + encodeURIComponent(TOKEN));
+  events.addEventListener('snapshot', e => { $('stale').textContent = ''; show(JSON.parse(e.data)); });
+  events.onerror = () => { $('stale').textContent = 'reconnecting…'; };
+}
+document.querySelectorAll('button[data-action]').forEach(b => b.addEventListener('click', () =>
+  fetch('control?token=' + encodeURIComponent(TOKEN) + '&action=' + b.dataset.action, {method: 'POST'})));
+connect();
+"""
+
+
+def _table(table_id: str, *columns: str) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody></tbody></table>'
+
+
+def render_page(role: str, world_paths: str) -> str:
+    """The page for ``role`` ("operator" gets the controls; "viewer" the read-only view)."""
+    centres = {code: [c["lat"], c["lon"], c["name"]] for code, c in countries().items()}
+    centres_json = json.dumps(centres).replace("</", "<\\/")  # never closes its <script>
+    controls = ('<span id="controls"><button data-action="pause">Pause</button>'
+                '<button data-action="resume">Resume</button><button data-action="stop">Stop</button></span>'
+                if role == "operator" else '<span class="badge" id="read-only">read-only view</span>')
+    hosts = _table("hosts", "host", "location", "interval s", "rule", "rules (s)", "crawl-delay", "robots.txt",
+                   "robots age s", "held", "queue", "in flight", "due in s", "last status", "fetches", "errors",
+                   "revisits/day (load index)")
+    return f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>crawlproj dashboard</title>
+<style>{_STYLE}</style></head><body data-role="{html.escape(role)}">
+<header><b>crawlproj</b><span>spider <span id="spider"></span></span><span>worker <span id="worker"></span></span>
+<span class="badge" id="state">connecting</span><span>up <span id="uptime"></span></span>
+<span><span id="pages">0</span> pages</span><span><span id="pages-per-s">0</span> pages/s</span>
+<span>updated <span id="updated"></span> <span id="stale"></span></span>{controls}</header>
+<main>
+<section><h2>Pages per second</h2><canvas id="chart" width="520" height="160"></canvas></section>
+<section><h2>Errors by kind</h2>{_table("errors", "kind", "count")}</section>
+<section><h2>Frontier</h2>{_table("frontier", "", "")}</section>
+<section><h2>Duplicates, revisits, renders</h2>{_table("rates", "", "")}</section>
+<section class="wide"><h2>Servers by location</h2>
+<svg class="world" id="map" viewBox="0 0 1000 500" xmlns="http://www.w3.org/2000/svg">
+<rect width="1000" height="500" fill="#eef3f8"/><g fill="#d5dbe0" stroke="#fff" stroke-width="0.4">{world_paths}</g>
+<g id="servers" fill="#d9480f" fill-opacity="0.7"></g></svg>
+<div>Not on the map: <span id="unplaced"></span></div></section>
+<section class="wide" id="workers-panel" hidden><h2>Workers (over Redis)</h2>
+{_table("workers", "worker", "age s", "pages", "pages/s", "in flight", "active hosts", "hosts")}</section>
+<section class="wide"><h2>Hosts (<span id="hosts-shown"></span>, most recently active first)</h2>{hosts}</section>
+</main>
+<script type="application/json" id="centres">{centres_json}</script>
+<script>{_SCRIPT}</script></body></html>"""

@@ -1,0 +1,107 @@
+"""The dashboard's HTTP side (twisted.web, in the crawl's own reactor: no threads).
+
+Routes (each needs ``?token=`` or ``Authorization: Bearer``):
+
+* ``/`` the page; ``/events`` Server-Sent Events, one ``snapshot`` event per tick;
+* ``/snapshot.json`` the latest snapshot; ``/map.svg`` the world map;
+* ``POST /control`` with ``action=pause|resume|stop``: the operator token only.
+
+The operator token may control the crawl; the read-only token may only look.
+Any other token gets 401, a viewer's control request 403.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Callable
+
+from twisted.web import resource, server
+
+from ..geo import world_svg_paths
+from .page import render_page
+
+OPERATOR, VIEWER = "operator", "viewer"
+
+
+class DashboardResource(resource.Resource):
+    """Every route of the dashboard; ``control(action)`` carries out an operator's request."""
+
+    isLeaf = True
+
+    def __init__(self, operator_token: str, viewer_token: str, control: Callable[[str], str]) -> None:
+        super().__init__()
+        self.tokens = ((operator_token, OPERATOR), (viewer_token, VIEWER))
+        self.control = control
+        self.latest: dict = {}
+        self.streams: set[server.Request] = set()
+
+    def role(self, request: server.Request) -> str | None:
+        given = (request.args.get(b"token") or [b""])[0].decode("utf-8", "replace")
+        header = (request.getHeader("authorization") or "").strip()
+        if header.lower().startswith("bearer "):
+            given = header[7:].strip()
+        for token, role in self.tokens:
+            if token and hmac.compare_digest(given.encode(), token.encode()):
+                return role
+        return None
+
+    def render(self, request: server.Request) -> bytes | int:
+        request.setHeader("cache-control", "no-store")
+        request.setHeader("x-content-type-options", "nosniff")
+        role = self.role(request)
+        if role is None:
+            request.setResponseCode(401)
+            request.setHeader("content-type", "text/plain; charset=utf-8")
+            return b"dashboard: a valid token is required (?token=...)\n"
+        path, method = request.path.decode(), request.method.decode()
+        if path == "/control" and method == "POST":
+            if role != OPERATOR:
+                request.setResponseCode(403)
+                return b"read-only view: controls need the operator token\n"
+            action = (request.args.get(b"action") or [b""])[0].decode()
+            request.setHeader("content-type", "application/json")
+            try:
+                return json.dumps({"done": self.control(action)}).encode()
+            except ValueError as exc:
+                request.setResponseCode(400)
+                return json.dumps({"error": str(exc)}).encode()
+        if method not in ("GET", "HEAD"):
+            request.setResponseCode(405)
+            return b""
+        if path == "/":
+            request.setHeader("content-type", "text/html; charset=utf-8")
+            return render_page(role, world_svg_paths()).encode()
+        if path == "/snapshot.json":
+            request.setHeader("content-type", "application/json")
+            return json.dumps(self.latest).encode()
+        if path == "/map.svg":
+            request.setHeader("content-type", "image/svg+xml")
+            return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1000 500">'
+                    f"{world_svg_paths()}</svg>").encode()
+        if path == "/events":
+            request.setHeader("content-type", "text/event-stream")
+            request.write(b"retry: 2000\n\n")
+            if self.latest:
+                request.write(self._event(self.latest))
+            self.streams.add(request)
+            request.notifyFinish().addBoth(lambda _: self.streams.discard(request))
+            return server.NOT_DONE_YET
+        request.setResponseCode(404)
+        return b"not found\n"
+
+    @staticmethod
+    def _event(snapshot: dict) -> bytes:
+        return b"event: snapshot\ndata: " + json.dumps(snapshot, separators=(",", ":")).encode() + b"\n\n"
+
+    def publish(self, snapshot: dict) -> None:
+        """Make ``snapshot`` the latest and send it to every open event stream."""
+        self.latest = snapshot
+        event = self._event(snapshot)
+        for request in list(self.streams):
+            request.write(event)
+
+    def close_streams(self) -> None:
+        for request in list(self.streams):
+            request.finish()
+        self.streams.clear()
