@@ -7,6 +7,7 @@ it will be used. A bad value raises :class:`SettingsError` naming the setting.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 
@@ -194,6 +195,31 @@ def _redis_url(settings: BaseSettings, name: str) -> None:
         raise SettingsError("WORKER_TTL", settings.get("WORKER_TTL"), "must be longer than WORKER_HEARTBEAT")
 
 
+def _prioritizer(settings: BaseSettings, name: str) -> None:
+    from .ordering.prioritizer import parse_spec
+
+    try:
+        parts = parse_spec(settings.get(name))
+    except ValueError as exc:
+        raise SettingsError(name, settings.get(name), str(exc)) from None
+    if any(n == "scores" for n, _ in parts):
+        path = settings.get("PRIORITY_SCORES_FILE")
+        if not path or not os.path.isfile(path):
+            raise SettingsError("PRIORITY_SCORES_FILE", path, "the 'scores' ordering needs a readable score file")
+
+
+def _unit_interval(settings: BaseSettings, name: str) -> None:
+    _number(float, 0)(settings, name)
+    if float(settings.get(name)) > 1:
+        raise SettingsError(name, settings.get(name), "must be between 0 and 1")
+
+
+def _readable_file(settings: BaseSettings, name: str) -> None:
+    path = settings.get(name)
+    if path and not os.path.isfile(path):
+        raise SettingsError(name, path, "no such file")
+
+
 def _port(settings: BaseSettings, name: str) -> None:
     _number(int, 0)(settings, name)
     if settings.getint(name) > 65535:
@@ -256,6 +282,14 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "HOST_PARK_FOR": _number(float, 0),
     "FRONTIER_LEVELS": _number(int, 1),
     "FRONTIER_BIAS": _number(float, 0),
+    "PRIORITIZER": _prioritizer,
+    "ORDERING_SAVE_SECONDS": _number(float, 0, inclusive=False),
+    "TOPICAL_THRESHOLD": _number(float, 0),
+    "TOPICAL_INHERIT": _unit_interval,
+    "TOPICAL_TUNNEL": _number(int, 0),
+    "TOPICAL_FOCUS": _boolean,
+    "TOPIC_FILE": _readable_file,
+    "OPT_OUT_RELOAD_SECONDS": _number(float, 0, inclusive=False),
     "FRONTIER_ACTIVE_KEYS": _number(int, 0),
     "FRONTIER_MAX_ACTIVE_KEYS": _number(int, 1),
     "FRONTIER_KEY": _choice("host", "domain", "ip"),

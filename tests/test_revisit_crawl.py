@@ -62,6 +62,10 @@ def test_fast_changing_pages_are_revisited_more_and_304s_are_served(sandbox_fact
     assert result.stats["revisit/not_modified"] == report["not_modified"]
     assert report["per_host"][web.host_name(2)]["not_modified"] == 0  # h2 sends no ETag or Last-Modified
     assert result.stats["revisit/conditional_requests"] > 0
+    # Freshness-due: revisits rank by how overdue they are, in the upper half of the levels.
+    by_level = {k: v for k, v in result.stats.items() if k.startswith("frontier/revisit_level/")}
+    assert by_level and {int(k.rsplit("/", 1)[1]) for k in by_level} <= {0, 1, 2, 3}
+    assert sum(by_level.values()) >= result.stats["revisit/requests"]  # retries come back through it too
     # The rotating ad and timestamp change every body, yet unchanged pages were seen unchanged.
     assert result.stats["revisit/unchanged"] > 0
     # A 304 kept the stored capture: every page still has its title and links.

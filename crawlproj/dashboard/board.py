@@ -157,6 +157,8 @@ def snapshot(stats: dict, series: RateSeries, board: HostBoard, hosts: list[str]
         "revisit": {"requests": revisits, "changed": g("revisit/changed", 0),
                     "not_modified": g("revisit/not_modified", 0), "tracked": g("revisit/tracked", 0),
                     "change_rate": _rate(g("revisit/changed", 0), revisits)},
+        "ordering": {"tracked": g("ordering/tracked", 0), "promotions": g("ordering/promotions", 0),
+                     "harvest_rate": g("topical/harvest_rate"), "opt_out_dropped": g("frontier/opt_out_dropped", 0)},
         "renders": {"rendered": g("render/rendered", 0), "static": g("render/static_pages", 0),
                     "timeouts": g("render/timeouts", 0), "subrequests": g("render/subrequests", 0)},
         "hosts": board.rows(hosts, now, described),

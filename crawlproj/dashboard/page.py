@@ -82,7 +82,10 @@ function show(s) {
   fillTable('rates', [['near-duplicates checked', d.checked], ['near-duplicates found', d.duplicates],
     ['near-duplicate rate', d.rate], ['revisits', r.requests], ['revisits changed', r.changed],
     ['revisits 304', r.not_modified], ['revisit change rate', r.change_rate], ['URLs tracked', r.tracked],
-    ['JavaScript renders', j.rendered], ['pages kept static', j.static], ['render timeouts', j.timeouts]], [0, 1]);
+    ['JavaScript renders', j.rendered], ['pages kept static', j.static], ['render timeouts', j.timeouts],
+    ['URLs with importance state', s.ordering.tracked], ['promotions', s.ordering.promotions],
+    ['topical harvest rate', s.ordering.harvest_rate], ['dropped by the opt-out list', s.ordering.opt_out_dropped]],
+    [0, 1]);
   $('hosts-shown').textContent = s.hosts.length + ' of ' + s.hosts_total;
   fillTable('hosts', s.hosts.map(h => [h.host, h.location, h.interval, h.rule,
     h.components ? Object.entries(h.components).map(([k, v]) => k + '=' + v.toFixed(2)).join(' ') : '',
@@ -131,7 +134,7 @@ def render_page(role: str, world_paths: str) -> str:
 <section><h2>Pages per second</h2><canvas id="chart" width="520" height="160"></canvas></section>
 <section><h2>Errors by kind</h2>{_table("errors", "kind", "count")}</section>
 <section><h2>Frontier</h2>{_table("frontier", "", "")}</section>
-<section><h2>Duplicates, revisits, renders</h2>{_table("rates", "", "")}</section>
+<section><h2>Duplicates, revisits, renders, ordering</h2>{_table("rates", "", "")}</section>
 <section class="wide"><h2>Servers by location</h2>
 <svg class="world" id="map" viewBox="0 0 1000 500" xmlns="http://www.w3.org/2000/svg">
 <rect width="1000" height="500" fill="#eef3f8"/><g fill="#d5dbe0" stroke="#fff" stroke-width="0.4">{world_paths}</g>

@@ -72,5 +72,12 @@ class DistributedScheduler(FrontierScheduler):
         self.frontier.leave()
         super().close(reason)
 
+    def _opt_out_redis(self, s: Any) -> tuple[Any, str]:
+        """The shared opt-out set: ``SADD <prefix>:opt_out example.org`` reaches every worker."""
+        return connection.from_settings(s), f"{s.get('REDIS_PREFIX')}:opt_out"
+
+    def _forget(self, ukey: str) -> None:
+        self.frontier.complete([ukey])
+
     def _pages_committed(self, urls: list[str]) -> None:
         self.stats.inc_value("distributed/completed", self.frontier.complete(urls))

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import random
 import tempfile
 import time
 from collections import Counter
 from typing import Any
+from urllib.parse import urlsplit
 
 from scrapy import Request, Spider
 from scrapy.core.scheduler import BaseScheduler
@@ -21,8 +23,10 @@ from scrapy import signals
 from twisted.internet import task
 
 from .. import signals as crawl_signals
+from ..ordering.prioritizer import build_prioritizer
 from ..politeness import feedback
 from ..politeness.interval import HostWindow, IntervalPolicy
+from ..politeness.opt_out import OptOutSource
 from .journal import FrontierJournal, Record, fingerprint
 from .spill import SegmentStore, spill_factory
 from .tiers import TwoTierFrontier
@@ -86,7 +90,15 @@ class FrontierScheduler(BaseScheduler):
         self.journal = FrontierJournal(os.path.join(jobdir, "frontier")) if jobdir else None
         self.spill: SegmentStore | None = None
         self.frontier = self._build_frontier(s, levels, active)
-        self.prioritizer = load_object(s.get("FRONTIER_PRIORITIZER"))(levels)
+        self.prioritizer = build_prioritizer(s, levels)
+        self._ordering_path = os.path.join(jobdir, "frontier", "ordering.pickle") if jobdir else None
+        self._ordering_saved = time.monotonic()
+        self.opt_out = OptOutSource(s.get("OPT_OUT_FILE"), *self._opt_out_redis(s))
+        self.opt_out_every = s.getfloat("OPT_OUT_RELOAD_SECONDS")
+        self.ordering_save_every = s.getfloat("ORDERING_SAVE_SECONDS")
+        self._opt_out_read = float("-inf")
+        self._opted_out_hosts: set[str] = set()
+        self._promoting = False  # set in open(), once the frontier is known
         self.key_mode = s.get("FRONTIER_KEY")
         self._ips: dict[str, str] = {}  # FRONTIER_KEY = "ip": host -> address (or the host, if unresolvable)
         self._awaiting_dns: dict[str, list[tuple[int, dict]]] = {}  # host -> (level, entry) parked
@@ -116,6 +128,10 @@ class FrontierScheduler(BaseScheduler):
         frontier.group_cap = self.per_ip
         return frontier
 
+    def _opt_out_redis(self, s: Any) -> tuple[Any, str]:
+        """The Redis set of the opt-out list (distributed mode), or none."""
+        return None, ""
+
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
         dupefilter = build_from_crawler(load_object(crawler.settings["DUPEFILTER_CLASS"]), crawler)
@@ -133,6 +149,19 @@ class FrontierScheduler(BaseScheduler):
         sig.connect(self.rest_after, signal=crawl_signals.rest_after)
         sig.connect(self.describe_hosts, signal=crawl_signals.describe_hosts)
         self.df.open()
+        self._reload_opt_out()
+        if self._ordering_path and self.prioritizer.dynamic and os.path.exists(self._ordering_path):
+            with open(self._ordering_path, "rb") as fh:
+                restored = self.prioritizer.restore(pickle.load(fh))
+            self.stats.set_value("ordering/restored", restored)
+            logger.info("ordering state restored: %d URLs (%s)", restored, self._ordering_path)
+        # Re-prioritising waiting URLs needs the local frontier (Redis keeps a URL's level as pushed).
+        self._promoting = self.prioritizer.dynamic and hasattr(self.frontier, "relevel")
+        if self._promoting:
+            self.frontier.relevel = self._relevel
+        if self.prioritizer.focused and self.crawler.settings.getbool("TOPICAL_FOCUS") and hasattr(
+                self.frontier, "hold_level"):
+            self.frontier.hold_level = self.prioritizer.levels - 1  # off-topic links sink to the last level
         if self.journal is not None:
             self._resume()
         self._stats_loop = task.LoopingCall(self._update_stats)
@@ -144,6 +173,7 @@ class FrontierScheduler(BaseScheduler):
         if self._timer is not None and self._timer.active():
             self._timer.cancel()
         self._update_stats()
+        self._save_ordering()
         self.df.close(reason)
         if self.journal is not None:
             self.journal.close()
@@ -157,18 +187,36 @@ class FrontierScheduler(BaseScheduler):
         return len(self.frontier) + self._parked
 
     def enqueue_request(self, request: Request) -> bool:
+        host = urlparse_cached(request).hostname or ""
+        rule = self.opt_out.current.rule_for(request.url, host) if len(self.opt_out.current) else None
+        if rule is not None:
+            self._opted_out(host, rule, "frontier/opt_out_refused")
+            return False
+        dynamic = self.prioritizer.dynamic and not request.dont_filter
+        fp = fingerprint(url_key(request))
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
+            if dynamic:  # one more link to a URL that may still wait: its importance grows
+                self.prioritizer.admit(fp, request.url, host, request.meta, new=False)
+                better = self.prioritizer.promote(fp, request.url, host, request.meta) if self._promoting else None
+                if better is not None:  # a copy at the better level; the first copy up is fetched
+                    self._admit(host, better, request.to_dict(spider=self.spider))
+                    self.stats.inc_value("ordering/promoted_on_link")
             return False
-        host = urlparse_cached(request).hostname or ""
         if not request.dont_filter:  # retries and requeues are not new pages
             if self.max_pages_per_host and self._admitted[host] >= self.max_pages_per_host:
                 self.stats.inc_value("traps/max_pages_per_host")
                 return False
             self._admitted[host] += 1
         revisit = request.meta.get("revisit", False)
-        # A revisit is due now: it goes to the top level, not behind the discovery backlog.
-        level = 0 if revisit else self.prioritizer.level(request)
+        if dynamic:
+            self.prioritizer.admit(fp, request.url, host, request.meta, new=True)
+        # Revisits rank by how overdue they are, in the upper levels (ahead of discovery).
+        level = self.prioritizer.level(fp, request.url, host, request.meta, request.priority)
+        if dynamic and self._promoting:
+            self.prioritizer.queued(fp, level)
+        if revisit:
+            self.stats.inc_value(f"frontier/revisit_level/{level}")
         try:
             entry = request.to_dict(spider=self.spider)
         except ValueError as exc:
@@ -176,7 +224,7 @@ class FrontierScheduler(BaseScheduler):
             raise ValueError(f"the frontier cannot queue {request}: {exc}") from exc
         # Revisits are not journaled: the long-term revisit queue is their durable record.
         if self.journal is not None and not revisit:
-            self.journal.append((fingerprint(url_key(request)), request.dont_filter, host, level, entry))
+            self.journal.append((fp, request.dont_filter, host, level, entry))
         self._admit(host, level, entry)
         retry = request.meta.get("retry_times", 0)
         if retry:
@@ -230,15 +278,75 @@ class FrontierScheduler(BaseScheduler):
 
     def next_request(self) -> Request | None:
         now = self.clock()
-        popped = self.frontier.pop(now)
-        if popped is None:
-            self._wake_at(self.frontier.next_due())
-            return None
-        key, entry = popped
+        while True:
+            popped = self.frontier.pop(now)
+            if popped is None:
+                self._wake_at(self.frontier.next_due())
+                return None
+            key, entry = popped
+            url = entry["url"]
+            host = urlsplit(url).hostname or ""
+            rule = self.opt_out.current.rule_for(url, host) if len(self.opt_out.current) else None
+            if rule is None and self._promoting and not entry.get("dont_filter"):
+                if not self.prioritizer.dequeued(fingerprint(key_of(entry["method"], url, entry["body"]))):
+                    self.frontier.release(key, now)  # a promoted copy already went: nothing to fetch
+                    self.stats.inc_value("ordering/copies_skipped")
+                    continue
+            if rule is None:
+                break
+            # Opted out while it waited: dropped, and the key freed at once (nothing was fetched).
+            self.frontier.release(key, now)
+            ukey = key_of(entry["method"], url, entry["body"])
+            if self.prioritizer.dynamic and not entry.get("dont_filter"):
+                self.prioritizer.take(fingerprint(ukey), host, {})
+            self._opted_out(host, rule, "frontier/opt_out_dropped")
+            self._forget(ukey)
         request = request_from_dict(entry, spider=self.spider)
+        if self.prioritizer.dynamic and not request.dont_filter:
+            self.prioritizer.take(fingerprint(url_key(request)), host, request.meta)
         self._handed[id(request)] = (key, request)
         self.stats.inc_value("frontier/dequeued")
         return request
+
+    def _forget(self, ukey: str) -> None:
+        """A queued entry that will never be fetched counts as completed (a resume leaves it out)."""
+        if self.journal is not None:
+            self.journal.complete([fingerprint(ukey)])
+
+    # -- ordering and the opt-out list -------------------------------------
+    def _relevel(self, key: str, level: int, entry: dict) -> int:
+        url = entry["url"]
+        return self.prioritizer.relevel(fingerprint(key_of(entry["method"], url, entry["body"])), url,
+                                        urlsplit(url).hostname or "", entry, level)
+
+    def _save_ordering(self) -> None:
+        """Persist the importance state beside the journal (atomically: a kill -9 leaves the last copy)."""
+        if not (self._ordering_path and self.prioritizer.dynamic):
+            return
+        os.makedirs(os.path.dirname(self._ordering_path), exist_ok=True)
+        partial = self._ordering_path + ".partial"
+        with open(partial, "wb") as fh:
+            pickle.dump(self.prioritizer.state(), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(partial, self._ordering_path)
+        self._ordering_saved = time.monotonic()
+
+    def _reload_opt_out(self) -> None:
+        self._opt_out_read = time.monotonic()
+        try:
+            fresh = self.opt_out.reload()
+        except Exception as exc:  # noqa: BLE001 - an unreadable list keeps the last good one
+            logger.error("opt-out list unreadable, keeping the last one: %s", exc)
+            return
+        if fresh is not None:
+            self._opted_out_hosts.clear()
+            self.stats.set_value("frontier/opt_out_entries", len(fresh))
+            logger.info("opt-out list: %d entries", len(fresh))
+
+    def _opted_out(self, host: str, rule: str, stat: str) -> None:
+        self.stats.inc_value(stat)
+        if host not in self._opted_out_hosts:
+            self._opted_out_hosts.add(host)
+            logger.warning("opt-out: %s is excluded (entry %r); its queued URLs are dropped", host, rule)
 
     # -- resume --------------------------------------------------------------
     def _resume(self) -> None:
@@ -259,8 +367,10 @@ class FrontierScheduler(BaseScheduler):
 
         def requeue() -> Any:
             for record in self.journal.replay(seen=seen_record):
-                _, _, host, level, entry = record
+                fp, dont_filter, host, level, entry = record
                 self._admit(host, level, entry)
+                if not dont_filter and self._promoting:
+                    self.prioritizer.queued(fp, level)
                 yield record
 
         checkpoint = getattr(self.df, "checkpoint", None)
@@ -416,6 +526,13 @@ class FrontierScheduler(BaseScheduler):
             slot.nextcall.schedule()
 
     def _update_stats(self) -> None:
+        if time.monotonic() - self._opt_out_read >= self.opt_out_every:
+            self._reload_opt_out()
+        if self.prioritizer.dynamic:
+            self.stats.set_value("ordering/tracked", self.prioritizer.tracked())
+            self.stats.set_value("ordering/promotions", self.prioritizer.promotions)
+            if time.monotonic() - self._ordering_saved >= self.ordering_save_every:
+                self._save_ordering()
         f, now = self.frontier, self.clock()
         due = f.next_due()
         self.stats.set_value("frontier/queued", len(f))

@@ -7,10 +7,13 @@ so high priority wins most of the time without starving the rest.
 Back tier: one queue per politeness key (a host by default) for the
 *active* keys only (FIFO within a priority level, lower levels first, so
 priority holds inside a host even when the front tier drains quickly), a key -> queue table, and a heap of (next-allowed time,
-key). Invariant: a key is in the heap exactly when it is active, not in
-flight, and its queue is non-empty. So :meth:`pop` hands out only due keys,
-never two in-flight entries for one key, and a key whose queue runs dry on
-release is deactivated (its next-allowed time is remembered).
+key). Invariant: a key is in the heap (or, once due, in the ready lists)
+exactly when it is active, not in flight, and its queue is non-empty. So
+:meth:`pop` hands out only due keys, never two in-flight entries for one key,
+and a key whose queue runs dry on release is deactivated (its next-allowed
+time is remembered). Among the keys due at once (a crawl limited by its own
+throughput has many), the one whose queue head has the best level goes first:
+politeness decides when a key may go, priority decides which.
 
 Refill policy (Mercator keeps about 3 back queues per fetcher): the front tier
 is pulled from until ``active_target`` keys are active, and beyond that (up
@@ -60,6 +63,9 @@ class LeveledQueue:
         queue.append(entry)
         self.size += 1
 
+    def head_level(self) -> int:
+        return min(self.levels)
+
     def popleft(self) -> Any:
         level = min(self.levels)
         queue = self.levels[level]
@@ -96,6 +102,10 @@ class TwoTierFrontier:
         self.front: list[FIFO] = [queue_factory(f"front{i}") for i in range(levels)]
         self.back: dict[Hashable, LeveledQueue] = {}
         self.heap: list[tuple[float, int, Hashable]] = []
+        # Keys already due, by the level of their queue's head: among due keys the most
+        # important head goes first (politeness decides when a key may go, priority which).
+        self.ready: list[deque[tuple[float, Hashable]]] = [deque() for _ in range(levels)]
+        self._ready_len = 0
         self.in_flight: dict[Hashable, float] = {}
         self.next_allowed: dict[Hashable, float] = {}
         self.deferred: dict[Hashable, float] = {}  # key -> not before (retry back-off, parking)
@@ -108,6 +118,16 @@ class TwoTierFrontier:
         self._seq = 0
         self._front_len = 0
         self._back_len = 0
+        # Promote on refill: relevel(key, level, entry) -> the entry's level now. An entry pulled
+        # from the front tier whose level improved while it waited joins the better level's tail
+        # instead of being handed on (at most max_promotions a pull, so a pull stays O(1)).
+        self.relevel: Callable[[Hashable, int, Any], int] | None = None
+        self.max_promotions = 8
+        self.max_priority_pulls = 64
+        # Levels from hold_level on go only when no better entry is queued (None: always).
+        self.hold_level: int | None = None
+        self._held = False
+        self._back_levels = [0] * levels
 
     # -- sizes -----------------------------------------------------------
     def __len__(self) -> int:
@@ -123,7 +143,7 @@ class TwoTierFrontier:
         return self._back_len
 
     def due_keys(self, now: float) -> int:
-        return sum(1 for t, _, _ in self.heap if t <= now)
+        return self._ready_len + sum(1 for t, _, _ in self.heap if t <= now)
 
     def key_state(self, key: Hashable, now: float) -> dict:
         """What the back tier holds for ``key``: its queue (URLs of a key not yet active wait
@@ -137,32 +157,44 @@ class TwoTierFrontier:
     def push(self, key: Hashable, entry: Any, level: int = 0) -> None:
         """Queue ``entry`` for politeness key ``key`` at priority ``level`` (0 is highest)."""
         level = min(max(int(level), 0), self.levels - 1)
+        queue = self.back.get(key)
+        if queue is not None:  # an active key: straight to its back queue, where levels order it
+            queue.append((level, entry))
+            self._back_len += 1
+            self._back_levels[level] += 1
+            return
         self.front[level].append((key, level, entry))
         self._front_len += 1
 
     def pop(self, now: float) -> tuple[Hashable, Any] | None:
-        """The next entry whose key is due at ``now``, marking the key in flight; else None."""
+        """The most important entry among the keys due at ``now``, marking its key in flight; else None."""
         self._refill(now)
-        while True:
-            if not self.heap or self.heap[0][0] > now:
-                return None
-            at, _, key = heapq.heappop(self.heap)
-            later = self.deferred.pop(key, None)
-            if later is not None and later > at:
-                self._schedule(key, later)  # deferred while it waited: its heap entry was stale
-                continue
-            group = self.group_of.get(key)
-            if group is not None and self.group_cap and self.group_in_flight.get(group, 0) >= self.group_cap:
-                self.group_waiting.setdefault(group, []).append((at, key))  # back when the group frees up
-                continue
-            if group is not None:
-                self.group_in_flight[group] = self.group_in_flight.get(group, 0) + 1
-                self._flight_group[key] = group
-            break
-        entry = self.back[key].popleft()
-        self._back_len -= 1
-        self.in_flight[key] = now
-        return key, entry
+        self._held = False
+        for bucket in self.ready:
+            while bucket:
+                if self._holds(bucket[0][1]):
+                    self._held = True
+                    return None
+                at, key = bucket.popleft()
+                self._ready_len -= 1
+                later = self.deferred.pop(key, None)
+                if later is not None and later > max(at, now):
+                    self._schedule(key, later)  # deferred while it waited: not due after all
+                    continue
+                group = self.group_of.get(key)
+                if group is not None and self.group_cap and self.group_in_flight.get(group, 0) >= self.group_cap:
+                    self.group_waiting.setdefault(group, []).append((at, key))  # back when the group frees up
+                    continue
+                if group is not None:
+                    self.group_in_flight[group] = self.group_in_flight.get(group, 0) + 1
+                    self._flight_group[key] = group
+                queue = self.back[key]
+                self._back_levels[queue.head_level()] -= 1
+                entry = queue.popleft()
+                self._back_len -= 1
+                self.in_flight[key] = now
+                return key, entry
+        return None
 
     def release(self, key: Hashable, next_allowed: float) -> None:
         """The in-flight entry of ``key`` finished; the key may go again at ``next_allowed``."""
@@ -196,6 +228,8 @@ class TwoTierFrontier:
 
     def next_due(self) -> float | None:
         """When the earliest scheduled key becomes due (None when nothing is scheduled)."""
+        if self._ready_len and not self._held:
+            return min(bucket[0][0] for bucket in self.ready if bucket)
         return self.heap[0][0] if self.heap else None
 
     def has_pending(self) -> bool:
@@ -207,22 +241,68 @@ class TwoTierFrontier:
         heapq.heappush(self.heap, (at, self._seq, key))
 
     def _nothing_due(self, now: float) -> bool:
-        return not self.heap or self.heap[0][0] > now
+        return not self._ready_len and (not self.heap or self.heap[0][0] > now)
 
     def _refill(self, now: float) -> None:
         while self._front_len and (
             len(self.back) < self.active_target or (self._nothing_due(now) and len(self.back) < self.max_active)
         ):
-            key, level, entry = self._pull_front()
-            queue = self.back.get(key)
-            if queue is None:  # a newly active key
-                queue = self.back[key] = LeveledQueue(self.queue_factory, f"back:{key}")
-                if key not in self.in_flight:
-                    self._schedule(key, self.next_allowed.get(key, 0.0))
-            queue.append((level, entry))
-            self._back_len += 1
+            self._to_back(*self._pull_front())
+        # Priority: while the front tier holds a better level than any due key's head (a URL
+        # found important after the active hosts filled up), take it from there (bounded a pop).
+        self._move_due(now)
+        for _ in range(self.max_priority_pulls):
+            if not self._front_len or len(self.back) >= self.max_active:
+                break
+            best_front = next(i for i, q in enumerate(self.front) if len(q))
+            best_ready = next((i for i, b in enumerate(self.ready) if b), self.levels)
+            if best_front >= best_ready:
+                break
+            self._front_len -= 1
+            key, level, entry = self.front[best_front].popleft()
+            if self.relevel is not None:
+                level = min(level, self.relevel(key, level, entry))
+            self._to_back(key, level, entry)
+            self._move_due(now)
+
+    def _to_back(self, key: Hashable, level: int, entry: Any) -> None:
+        queue = self.back.get(key)
+        if queue is None:  # a newly active key
+            queue = self.back[key] = LeveledQueue(self.queue_factory, f"back:{key}")
+            if key not in self.in_flight:
+                self._schedule(key, self.next_allowed.get(key, 0.0))
+        queue.append((level, entry))
+        self._back_len += 1
+        self._back_levels[level] += 1
+
+    def _holds(self, key: Hashable) -> bool:
+        """Whether ``key`` must wait although due: its head is at ``hold_level`` or worse while a
+        better entry waits anywhere (a focused crawl fetches off-topic pages only when nothing on
+        the topic is left to fetch, not whenever its hosts need rest)."""
+        if self.hold_level is None or self.back[key].head_level() < self.hold_level:
+            return False
+        return any(self._back_levels[i] or len(self.front[i]) for i in range(self.hold_level))
+
+    def _move_due(self, now: float) -> None:
+        """Keys whose time has come leave the heap for the ready list of their head's level."""
+        while self.heap and self.heap[0][0] <= now:
+            at, _, key = heapq.heappop(self.heap)
+            self.ready[self.back[key].head_level()].append((at, key))
+            self._ready_len += 1
 
     def _pull_front(self) -> tuple[Hashable, int, Any]:
+        for _ in range(self.max_promotions):
+            key, level, entry = self._pull_level()
+            if self.relevel is None:
+                return key, level, entry
+            better = self.relevel(key, level, entry)
+            if better >= level:
+                return key, level, entry
+            self.front[better].append((key, better, entry))
+            self._front_len += 1
+        return self._pull_level()
+
+    def _pull_level(self) -> tuple[Hashable, int, Any]:
         candidates = [i for i, q in enumerate(self.front) if len(q)]
         if len(candidates) == 1:
             level = candidates[0]

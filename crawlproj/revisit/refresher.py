@@ -150,8 +150,10 @@ class Refresher:
             if state is None or state.next_due > now:
                 continue  # gone, or moved later (it comes back through changed_since)
             headers = state.conditional_headers if self.conditional else {}
+            # How late, in intervals: the frontier ranks revisits by it (freshness-due ordering).
+            overdue = (now - state.next_due) / state.interval if state.interval > 0 else 0.0
             request = self.spider.request(url, dont_filter=True, headers=headers,
-                                          meta={"revisit": True, "depth": state.depth})
+                                          meta={"revisit": True, "depth": state.depth, "revisit_overdue": overdue})
             self.in_flight[url] = time.monotonic()
             engine.crawl(request)
             self.stats.inc_value("revisit/requests")

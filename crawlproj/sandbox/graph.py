@@ -27,6 +27,7 @@ footer) around distinct main text. English and Japanese variants of each.
 from __future__ import annotations
 
 import base64
+import bisect
 import hashlib
 import heapq
 import json
@@ -110,6 +111,15 @@ class SandboxConfig:
     change_min: float = 0.0
     change_max: float = 0.0
     time_scale: float = 1.0
+    # Link-based importance (issue 10): link targets are preferential, so a few hosts and, within
+    # each host, a few pages (at random depths) draw most links; :meth:`SandboxWeb.pagerank` is
+    # the ground truth.
+    importance: bool = False
+    # Topics (issue 10): each host is about one of ``topics`` subjects (its pages' text draws on
+    # that subject's words); cross-host links stay within the topic but for ``topic_tunnel``
+    # of them, the tunnels a focused crawler must go through. 0: no topics.
+    topics: int = 0
+    topic_tunnel: float = 0.15
     seed: int = 1
     overrides: tuple[tuple[int, HostSpec], ...] = ()  # (host index, spec) pairs
 
@@ -158,6 +168,12 @@ class SandboxWeb:
             if spec.content == "mirror":  # a mirror has exactly its original's pages
                 self._sizes[i] = self._sizes[spec.mirror_of]
         self.page = lru_cache(maxsize=20000)(self._page)  # type: ignore[method-assign]
+        self._rankings = lru_cache(maxsize=4096)(self._ranking)  # type: ignore[method-assign]
+        if cfg.topics:
+            order = self._ranking("topics", cfg.hosts)
+            self._host_topic = {h: i % cfg.topics for i, h in enumerate(order)}
+            self._topic_hosts = {t: sorted(h for h in self.hosts if self._host_topic[h] == t)
+                                 for t in range(cfg.topics)}
 
     # -- hosts -----------------------------------------------------------
     def _default_spec(self, i: int) -> HostSpec:
@@ -297,22 +313,33 @@ class SandboxWeb:
         for child in (2 * k + 1, 2 * k + 2):
             if child < size and spec.content != "variants":
                 links.append(Link(self.url(host, child), self._anchor(rng, words)))
+        topic_words = self.topic_words(host)
         for _ in range(cfg.out_links):
             if cfg.hosts > 1 and rng.random() < cfg.cross_host:
-                other = rng.randrange(cfg.hosts - 1)
-                other += other >= host
-                target = self.url(other, rng.randrange(self.size(other)) if rng.random() < 0.5 else 0)
+                other = self._other_host(rng, host)
+                if cfg.importance:
+                    target = self.url(other, self._popular_page(rng, other))
+                else:
+                    target = self.url(other, rng.randrange(self.size(other)) if rng.random() < 0.5 else 0)
+                # An anchor says what the target is about (a focused crawler scores it).
+                anchor = self._anchor(rng, self.topic_words(other) or words)
             else:
-                target = self.url(host, rng.randrange(size))
-            links.append(Link(target, self._anchor(rng, words), nofollow=rng.random() < cfg.nofollow))
+                target = self.url(host, self._popular_page(rng, host) if cfg.importance else rng.randrange(size))
+                anchor = self._anchor(rng, topic_words or words)
+            links.append(Link(target, anchor, nofollow=rng.random() < cfg.nofollow))
         special = cfg.special_pages
         if special and k % 6 == 4 and len(links) > 2:
             links[-1] = replace(links[-1], kind="area")
         if special and k % 6 == 1 and k + 1 < size:
             links.append(Link(self.url(host, k + 1), "", kind="link"))
         n_words = max(20, cfg.page_bytes // (8 if spec.japanese else 7))
-        text = ("" if spec.japanese else " ").join(rng.choice(words) for _ in range(n_words))
+        # On a topic host, half the words are the topic's: realistic enough for TF-IDF to tell.
+        text = ("" if spec.japanese else " ").join(
+            rng.choice(topic_words) if topic_words and rng.random() < 0.5 else rng.choice(words)
+            for _ in range(n_words))
         title = f"ページ {k} ホスト {host}" if spec.japanese else f"Page {k} of host {host}"
+        if topic_words:
+            title += " " + " ".join(rng.choice(topic_words) for _ in range(2))
         return Page(
             host=host,
             index=k,
@@ -357,6 +384,69 @@ class SandboxWeb:
         """What a main-text extractor should find on the page: its title and text (ground truth)."""
         page = self.page(host, k)
         return f"{page.title} {page.text}"
+
+    # -- importance and topics ----------------------------------------------
+    def _ranking(self, what: str, n: int) -> list[int]:
+        """A fixed random order of ``n`` things: popularity is not simply the lowest index."""
+        order = list(range(n))
+        random.Random(f"{self.config.seed}:rank:{what}").shuffle(order)
+        return order
+
+    def _zipf_pick(self, rng: random.Random, what: str, n: int) -> int:
+        """Thing ``order[r]`` with probability proportional to ``(r + 1) ** -1.2``."""
+        cumulative = _zipf_cumulative(n)
+        r = min(bisect.bisect_left(cumulative, rng.random() * cumulative[-1]), n - 1)
+        return self._rankings(what, n)[r]
+
+    def _other_host(self, rng: random.Random, host: int) -> int:
+        cfg = self.config
+        while True:
+            if cfg.topics and rng.random() >= cfg.topic_tunnel:  # stay within the topic
+                same = self._topic_hosts[self.topic_of(host)]
+                other = same[self._zipf_pick(rng, f"topic{self.topic_of(host)}", len(same))] if cfg.importance \
+                    else rng.choice(same)
+            elif cfg.importance:
+                other = self._zipf_pick(rng, "hosts", cfg.hosts)
+            else:
+                other = rng.randrange(cfg.hosts - 1)
+                other += other >= host
+            if other != host or cfg.hosts == 1:
+                return other
+
+    def _popular_page(self, rng: random.Random, host: int) -> int:
+        """Most links (``IMPORTANCE_TAIL``) go to any page of the host, as on the real web where
+        most pages are linked from few places; the rest to its root (30%) or to a page by the
+        host's own popularity order (Zipf), which is what makes a few pages important."""
+        if rng.random() < IMPORTANCE_TAIL:
+            return rng.randrange(self.size(host))
+        return 0 if rng.random() < 0.3 else self._zipf_pick(rng, f"pages{host}", self.size(host))
+
+    def topic_of(self, host: int) -> int | None:
+        """The topic of ``host`` (None without topics): hosts are dealt to topics in a fixed random order."""
+        if not self.config.topics:
+            return None
+        return self._host_topic[host]
+
+    def topic_words(self, host: int) -> tuple[str, ...]:
+        topic = self.topic_of(host)
+        if topic is None:
+            return ()
+        table = TOPIC_WORDS_JA if self.specs[host].japanese else TOPIC_WORDS_EN
+        return table[TOPICS[topic % len(TOPICS)]]
+
+    def pagerank(self, damping: float = 0.85) -> dict[str, float]:
+        """Ground truth: PageRank of every page a correct crawler can fetch, on the followable links."""
+        from ..report.analysis import host_pagerank  # generic over node names
+
+        index = {self.url(h, k): (h, k) for h in self.hosts for k in range(self.size(h))}
+        pages = self.expected_crawl()
+        edges = [(u, link.target, 1) for u in pages for link in self.page(*index[u]).links
+                 if not link.nofollow and link.target in pages and not self.page(*index[u]).meta_nofollow]
+        rank = host_pagerank(edges, damping)
+        for u in pages:  # pages without links in or out still hold rank
+            rank.setdefault(u, 0.0)
+        total = sum(rank.values())
+        return {u: r / total for u, r in rank.items()}
 
     @staticmethod
     def _anchor(rng: random.Random, words: tuple[str, ...] | list[str]) -> str:
@@ -558,6 +648,43 @@ class SandboxWeb:
 
 
 _JS_MIX = {4: "spa", 5: "fetch", 6: "bare"}
+
+#: Share of an ``importance`` sandbox's links that go to any page (the long tail), not a popular one.
+IMPORTANCE_TAIL = 0.8
+
+#: Topics of a ``topics`` sandbox, and the words a page on each draws on (English and Japanese).
+TOPICS = ("astronomy", "cooking", "football", "finance", "medicine", "gardening")
+TOPIC_WORDS_EN = {
+    "astronomy": tuple("astronomy telescope planet galaxy orbit comet nebula star stellar eclipse observatory "
+                       "asteroid cosmos supernova lunar solar meteor constellation spectrum redshift".split()),
+    "cooking": tuple("cooking recipe kitchen oven flour butter garlic simmer roast sauce bake pastry dough "
+                     "onion saucepan spice broth knife saute dessert".split()),
+    "football": tuple("football match goal striker referee league stadium coach penalty midfield defender "
+                      "tournament season kickoff offside keeper transfer fans tactics dribble".split()),
+    "finance": tuple("finance stock bond market investor dividend interest bank equity portfolio inflation "
+                     "currency trading yield broker hedge fund credit mortgage valuation".split()),
+    "medicine": tuple("medicine patient doctor clinic diagnosis therapy surgery symptom hospital vaccine "
+                      "disease nurse treatment dose chronic infection cardiology prescription recovery trial".split()),
+    "gardening": tuple("gardening garden soil compost seed bloom prune shrub tulip orchard mulch harvest "
+                       "greenhouse seedling perennial weed lawn trowel watering hedge".split()),
+}
+TOPIC_WORDS_JA = {
+    "astronomy": tuple("天文 望遠鏡 惑星 銀河 軌道 彗星 星雲 恒星 日食 観測 宇宙 流星 星座".split()),
+    "cooking": tuple("料理 台所 小麦粉 醤油 味噌 出汁 野菜 包丁 煮物 焼き魚 菓子 調味料 献立".split()),
+    "football": tuple("蹴球 試合 得点 選手 審判 監督 競技場 反則 守備 攻撃 優勝 移籍 応援".split()),
+    "finance": tuple("金融 株式 債券 市場 投資 配当 金利 銀行 為替 相場 証券 融資 資産".split()),
+    "medicine": tuple("医療 患者 医師 診断 治療 手術 症状 病院 予防 注射 感染 看護 処方".split()),
+    "gardening": tuple("園芸 庭園 土壌 堆肥 種子 開花 剪定 球根 果樹 温室 苗木 芝生 花壇".split()),
+}
+
+
+@lru_cache(maxsize=64)
+def _zipf_cumulative(n: int, exponent: float = 1.2) -> list[float]:
+    total, out = 0.0, []
+    for r in range(n):
+        total += (r + 1) ** -exponent
+        out.append(total)
+    return out
 
 #: The script of every JavaScript host: renders the page's data (inline, or fetched as JSON).
 APP_JS = """(function () {

@@ -227,6 +227,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="changing pages: longest mean change interval, crawl-clock seconds")
     parser.add_argument("--time-scale", type=float, default=d.time_scale,
                         help="crawl-clock seconds per real second (the crawler's REVISIT_TIME_SCALE)")
+    parser.add_argument("--importance", action="store_true",
+                        help="preferential links: a known, skewed PageRank (SandboxWeb.pagerank)")
+    parser.add_argument("--topics", type=int, default=d.topics, help="hosts are about one of this many topics")
+    parser.add_argument("--topic-tunnel", type=float, default=d.topic_tunnel,
+                        help="share of cross-host links that leave their topic")
     parser.add_argument("--seed", type=int, default=d.seed, help="random seed of the generated web")
     parser.add_argument(
         "--host", action="append", default=[], metavar="I:KEY=V,...",
@@ -244,7 +249,8 @@ def config_from_args(args: argparse.Namespace) -> SandboxConfig:
         bandwidth=args.bandwidth, error_rate=args.error_rate, robots_mix=not args.no_robots_mix,
         japanese=not args.no_japanese, content_mix=args.content_mix, js_mix=args.js_mix, seed=args.seed,
         change_min=args.change_min or (args.change_max and args.change_max / 100), change_max=args.change_max,
-        time_scale=args.time_scale, crawl_delay=args.crawl_delay,
+        time_scale=args.time_scale, crawl_delay=args.crawl_delay, importance=args.importance,
+        topics=args.topics, topic_tunnel=args.topic_tunnel,
     )
     overrides = []
     probe = SandboxWeb(dataclasses.replace(base, overrides=()))

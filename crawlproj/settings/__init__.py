@@ -41,7 +41,7 @@ MAX_REPEATED_SEGMENTS = 3
 QUERY_MAX_PARAMS = 16
 #: The most pages admitted per host (seed 004's per-site cap). 0: no cap.
 MAX_PAGES_PER_HOST = 50_000
-SPIDER_MIDDLEWARES = {"crawlproj.traps.TrapDefenceMiddleware": 800}
+SPIDER_MIDDLEWARES = {"crawlproj.traps.TrapDefenceMiddleware": 800, "crawlproj.ordering.middleware.OrderingMiddleware": 700}
 #: Only follow links to these domains (and their subdomains); empty: anywhere.
 ALLOWED_DOMAINS: list[str] = []
 #: Only follow links whose host ends with one of these suffixes, e.g. [".jp"].
@@ -121,8 +121,34 @@ HOST_PARK_FOR = 1800.0
 FRONTIER_LEVELS = 8
 #: Refill picks level L with weight FRONTIER_BIAS ** -L among non-empty levels.
 FRONTIER_BIAS = 2.0
-#: Which front-tier level a request joins.
-FRONTIER_PRIORITIZER = "crawlproj.frontier.prioritizers.BreadthFirst"
+#: Crawl ordering (crawlproj.ordering): "bfs" (hops from the seed), "opic", "backlinks",
+#: "larger_sites", "topical", "scores" (PRIORITY_SCORES_FILE), "depth", or a weighted mix
+#: such as "opic:0.7,depth:0.3".
+PRIORITIZER = "bfs"
+#: Known scores for the "scores" ordering: JSON {url: score} or lines "url<TAB>score" (say, a
+#: previous crawl's PageRank).
+PRIORITY_SCORES_FILE = ""
+#: The importance state (OPIC cash, in-links, site sizes) is saved beside the frontier's
+#: journal (JOBDIR) this often, and when the crawl stops.
+ORDERING_SAVE_SECONDS = 60.0
+#: Topical crawling: the topic as a query (also -a topic=...), or a file of example pages
+#: (paragraphs separated by blank lines).
+TOPIC = ""
+TOPIC_FILE = ""
+#: A page is relevant from this TF-IDF cosine with the topic (the harvest rate counts them).
+TOPICAL_THRESHOLD = 0.1
+#: A link's score: this share of its page's relevance, the rest its anchor text's.
+TOPICAL_INHERIT = 0.5
+#: Links are followed through at most this many irrelevant pages in a row (a relevant page can
+#: sit behind irrelevant ones); past it, only links whose anchor is relevant.
+TOPICAL_TUNNEL = 1
+#: A focused crawl fetches off-topic links (the last level) only when no on-topic URL is left
+#: to fetch, not whenever the on-topic hosts must rest: fewer pages wasted, a slower crawl.
+TOPICAL_FOCUS = True
+#: The operator's opt-out list: one host, domain or URL prefix a line; re-read when it changes.
+#: In the distributed profile the Redis set <REDIS_PREFIX>:opt_out is read too.
+OPT_OUT_FILE = ""
+OPT_OUT_RELOAD_SECONDS = 5.0
 #: Politeness key: "host" (default), "domain" (registrable domain, approximate) or
 #: "ip" (the host's resolved address: hosts sharing a server share its politeness).
 FRONTIER_KEY = "host"

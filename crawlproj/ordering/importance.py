@@ -1,0 +1,208 @@
+"""Online importance of URLs waiting in the frontier (pure: no Scrapy, no Twisted, no I/O).
+
+Each component keeps state only for URLs still waiting (a URL's entry goes when
+it is dequeued), costs O(1) per link, and says how important a waiting URL is:
+
+* :class:`Opic`: On-line Page Importance Computation (Abiteboul, Preda, Cobena
+  2003; Nutch's OPIC scoring). Cash flows along links: a seed starts with 1; a
+  fetched page hands all the cash it gathered, split evenly, to its out-links.
+  A waiting URL's importance is the cash it has gathered so far.
+* :class:`Backlinks`: the number of fetched pages linking the URL.
+* :class:`LargerSites`: "larger sites first" (Baeza-Yates et al., Crawling a
+  country, 2005): the number of URLs waiting on the URL's site.
+* :class:`Depth`, :class:`StaticScores`, :class:`TopicScore`: stateless scores
+  read from the request (hops, a score file such as a previous crawl's PageRank, a focused crawl's
+  relevance).
+
+The interface: ``admit(key, host, meta, new)`` when a link to the URL is found
+(``new``: first time), ``take(key, host, meta)`` when it is dequeued (a component
+may leave what the page needs in ``meta``: OPIC its cash), ``score(key, url,
+host, meta)``, and ``state()``/``restore()`` to persist with the frontier.
+``key`` is the URL's 64-bit fingerprint (cheaper to keep than the URL).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+
+
+class Component:
+    """A score with no state (the base of every component)."""
+
+    name = ""
+    dynamic = False  # True: a waiting URL's score can rise (the frontier promotes it lazily)
+    #: The score of an average URL, when the scale is known in advance; None: learnt as the
+    #: crawl goes (a running geometric mean of the scores of new URLs).
+    reference: float | None = None
+
+    def admit(self, key: int, host: str, meta: dict, new: bool) -> None:
+        pass
+
+    def take(self, key: int, host: str, meta: dict) -> None:
+        pass
+
+    def score(self, key: int, url: str, host: str, meta: dict) -> float:
+        raise NotImplementedError
+
+    def state(self) -> object:
+        return None
+
+    def restore(self, state: object) -> None:
+        pass
+
+    def __len__(self) -> int:
+        return 0
+
+
+class Tracked(Component):
+    """A component keeping one table (URL fingerprint or site -> value) of waiting URLs."""
+
+    dynamic = True
+
+    def __init__(self) -> None:
+        self.table: dict = {}
+
+    def state(self) -> object:
+        return self.table
+
+    def restore(self, state: object) -> None:
+        self.table = dict(state or {})  # type: ignore[call-overload]
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+
+class Opic(Tracked):
+    """OPIC cash of the waiting URLs. Seeds get ``seed_cash``; links carry ``meta["opic_share"]``."""
+
+    name = "opic"
+
+    def __init__(self, seed_cash: float = 1.0) -> None:
+        super().__init__()
+        self.seed_cash = seed_cash
+
+    @property
+    def cash(self) -> dict[int, float]:
+        return self.table
+
+    def admit(self, key: int, host: str, meta: dict, new: bool) -> None:
+        share = meta.get("opic_share")
+        if new:
+            self.table[key] = self.table.get(key, 0.0) + (self.seed_cash if share is None else share)
+        elif share and key in self.table:  # only URLs still waiting gather cash
+            self.table[key] += share
+
+    def take(self, key: int, host: str, meta: dict) -> None:
+        # A retried request already carries its cash: add, never replace.
+        meta["opic_cash"] = meta.get("opic_cash", 0.0) + self.table.pop(key, 0.0)
+
+    def score(self, key: int, url: str, host: str, meta: dict) -> float:
+        return self.table.get(key, meta.get("opic_cash", 0.0))
+
+    @staticmethod
+    def shares(cash: float, links: int) -> float:
+        """What each of a fetched page's ``links`` out-links receives."""
+        return cash / links if links else 0.0
+
+
+class Backlinks(Tracked):
+    """In-links of the waiting URLs from fetched pages (a page counts once: the middleware
+    sends each target once per page)."""
+
+    name = "backlinks"
+
+    @property
+    def inlinks(self) -> dict[int, int]:
+        return self.table
+
+    def admit(self, key: int, host: str, meta: dict, new: bool) -> None:
+        linked = 1 if meta.get("depth", 0) > 0 else 0  # a seed has no in-link
+        if new:
+            self.table[key] = self.table.get(key, 0) + linked
+        elif key in self.table:
+            self.table[key] += linked
+
+    def take(self, key: int, host: str, meta: dict) -> None:
+        meta["backlinks"] = self.table.pop(key, meta.get("backlinks", 0))
+
+    def score(self, key: int, url: str, host: str, meta: dict) -> float:
+        return 1.0 + self.table.get(key, meta.get("backlinks", 0))
+
+
+class LargerSites(Tracked):
+    """URLs waiting per site: the sites with the most pages to go come first."""
+
+    name = "larger_sites"
+
+    @property
+    def waiting(self) -> dict[str, int]:
+        return self.table
+
+    def admit(self, key: int, host: str, meta: dict, new: bool) -> None:
+        if new:
+            self.table[host] = self.table.get(host, 0) + 1
+
+    def take(self, key: int, host: str, meta: dict) -> None:
+        left = self.table.get(host, 0) - 1
+        if left > 0:
+            self.table[host] = left
+        else:
+            self.table.pop(host, None)
+
+    def score(self, key: int, url: str, host: str, meta: dict) -> float:
+        return 1.0 + self.table.get(host, 0)
+
+
+class Depth(Component):
+    """Breadth-first as a score: halves with each hop from the seed."""
+
+    name = "depth"
+    reference = 1.0  # a seed
+
+    def score(self, key: int, url: str, host: str, meta: dict) -> float:
+        return 2.0 ** -max(0, int(meta.get("depth", 0)))
+
+
+class TopicScore(Component):
+    """A focused crawl's relevance of the link (``meta["topic_score"]``, set by the ordering
+    middleware from the page's and the anchor's relevance); a seed counts as relevant."""
+
+    name = "topical"
+    reference = 0.1  # the default relevance threshold (TOPICAL_THRESHOLD)
+
+    def score(self, key: int, url: str, host: str, meta: dict) -> float:
+        return float(meta.get("topic_score", 1.0))
+
+
+class StaticScores(Component):
+    """Scores known in advance, from a file: a previous crawl's PageRank, or (in the benchmark)
+    the sandbox's true PageRank, which makes this the oracle. URLs not listed score 0."""
+
+    name = "scores"
+
+    def __init__(self, scores: dict[str, float]) -> None:
+        self.scores = scores
+        positive = [v for v in scores.values() if v > 0]
+        # The geometric mean: PageRank-like scores span orders of magnitude.
+        self.reference = math.exp(sum(map(math.log, positive)) / len(positive)) if positive else 1.0
+
+    @classmethod
+    def from_file(cls, path: str) -> StaticScores:
+        """A JSON object ``{url: score}``, or lines ``url<TAB>score``."""
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        if text.lstrip().startswith("{"):
+            return cls({u: float(v) for u, v in json.loads(text).items()})
+        return cls(dict(_tab_lines(text.splitlines())))
+
+    def score(self, key: int, url: str, host: str, meta: dict) -> float:
+        return self.scores.get(url, 0.0)
+
+
+def _tab_lines(lines: Iterable[str]) -> Iterable[tuple[str, float]]:
+    for line in lines:
+        url, _, value = line.strip().partition("\t")
+        if url and not url.startswith("#"):
+            yield url, float(value or 0)

@@ -1,0 +1,190 @@
+"""Crawl ordering without Twisted: each prioritizer's arithmetic, the frontier's use of levels,
+topical relevance, and the opt-out list."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from crawlproj.frontier.tiers import TwoTierFrontier
+from crawlproj.ordering.importance import Backlinks, LargerSites, Opic, StaticScores
+from crawlproj.ordering.prioritizer import Prioritizer, freshness_level, parse_spec
+from crawlproj.ordering.topical import RelevanceModel, irrelevant_hops, link_score, terms
+from crawlproj.politeness.opt_out import OptOutList, OptOutSource
+
+
+def test_opic_moves_all_cash_along_links_and_conserves_it():
+    opic = Opic()
+    for seed in (1, 2):
+        opic.admit(seed, "a", {}, new=True)  # seeds start with 1
+    meta: dict = {}
+    opic.take(1, "a", meta)  # page 1 is fetched with its cash
+    assert meta["opic_cash"] == 1.0 and 1 not in opic.cash
+    share = Opic.shares(meta["opic_cash"], 4)
+    for target in (3, 4, 5, 2):
+        opic.admit(target, "a", {"opic_share": share}, new=target != 2)
+    assert opic.cash == {2: 1.25, 3: 0.25, 4: 0.25, 5: 0.25}
+    assert sum(opic.cash.values()) == pytest.approx(2.0)  # nothing created, nothing lost
+    opic.admit(1, "a", {"opic_share": 0.5}, new=False)  # a fetched URL gathers nothing any more
+    assert 1 not in opic.cash
+    retry = {"opic_cash": 0.25}
+    opic.take(3, "a", retry)  # a retried request keeps the cash it already carries
+    assert retry["opic_cash"] == 0.5 and Opic.shares(1.0, 0) == 0.0
+
+
+def test_backlinks_and_larger_sites_count_online():
+    links, sites = Backlinks(), LargerSites()
+    links.admit(7, "x", {"depth": 0}, new=True)  # a seed: no in-link
+    links.admit(8, "x", {"depth": 1}, new=True)
+    links.admit(8, "x", {"depth": 2}, new=False)
+    assert links.score(7, "", "x", {}) == 1.0 and links.score(8, "", "x", {}) == 3.0
+    meta: dict = {}
+    links.take(8, "x", meta)
+    links.admit(8, "x", {"depth": 1}, new=False)  # fetched: no longer counted
+    assert 8 not in links.inlinks and meta["backlinks"] == 2
+    for key, host in ((1, "big"), (2, "big"), (3, "big"), (4, "small")):
+        sites.admit(key, host, {}, new=True)
+    assert sites.score(0, "", "big", {}) == 4.0 and sites.score(0, "", "small", {}) == 2.0
+    sites.take(1, "big", {})
+    sites.take(4, "small", {})
+    assert sites.waiting == {"big": 2}
+
+
+def test_levels_from_mixed_scores():
+    with pytest.raises(ValueError):
+        parse_spec("opic,bogus")
+    with pytest.raises(ValueError):
+        parse_spec("bfs,opic")
+    with pytest.raises(ValueError):
+        parse_spec("opic:-1")
+    assert parse_spec("opic:0.7, depth:0.3") == [("opic", 0.7), ("depth", 0.3)]
+    bfs = Prioritizer(8, "bfs")
+    assert [bfs.level(0, "", "", {"depth": d}) for d in (0, 3, 20)] == [0, 3, 7]
+    assert bfs.level(0, "", "", {"depth": 5}, priority=1) == 0  # robots.txt, sitemaps
+    # Known scores: the reference is their geometric mean (4 here), whatever the order of arrival.
+    scores = Prioritizer(8, "scores", StaticScores({"u1": 1.0, "u4": 4.0, "u16": 16.0, "u0": 0.0}))
+    levels = {u: scores.level(0, u, "h", {}) for u in ("u16", "u4", "u1", "u0")}
+    assert scores.mid == 3 and levels == {"u1": 5, "u4": 3, "u16": 1, "u0": 7}  # a level a doubling; unknown: last
+    # Online scores: the reference is learnt, starting at the first new URL's score.
+    opic = Prioritizer(8, "opic")
+    opic.admit(1, "s", "h", {}, new=True)
+    assert opic.level(1, "s", "h", {}) == 3
+    opic.admit(2, "t", "h", {"opic_share": 4.0}, new=True)
+    assert opic.level(2, "t", "h", {}, learn=False) == 1
+    mixed = Prioritizer(8, "opic:3,depth:1")
+    mixed.admit(1, "u", "h", {}, new=True)
+    assert mixed.level(1, "u", "h", {"depth": 0}) == 3  # both at their mean
+    # Revisits: by how overdue, in the upper half, ahead of discovery.
+    assert [freshness_level(x, 8) for x in (0.0, 0.125, 0.375, 0.875, 5.0)] == [3, 2, 1, 0, 0]
+    assert bfs.level(0, "", "", {"revisit": True, "revisit_overdue": 1.0, "depth": 9}) == 0
+
+
+def test_promotion_on_link_queues_a_copy_and_fetches_the_first():
+    p = Prioritizer(8, "backlinks")
+    for key in range(1, 5):  # four pages linked once each set the mean
+        p.admit(key, f"u{key}", "h", {"depth": 1}, new=True)
+        p.queued(key, p.level(key, f"u{key}", "h", {"depth": 1}))
+    assert p.waiting[1][0] == 3
+    assert p.promote(1, "u1", "h", {"depth": 1}) is None  # no new link yet: no better level
+    for _ in range(6):
+        p.admit(1, "u1", "h", {"depth": 2}, new=False)
+    better = p.promote(1, "u1", "h", {"depth": 2})
+    assert better is not None and better < 3 and p.waiting[1][:2] == [better, 2]
+    assert p.dequeued(1) is True  # the first copy up is fetched
+    p.take(1, "h", {})
+    assert p.dequeued(1) is False and 1 not in p.waiting  # the other is skipped, and forgotten
+    assert p.dequeued(99) is True  # unknown (say, queued before a restart): fetched
+    state = p.state()
+    fresh = Prioritizer(8, "backlinks")
+    assert fresh.restore(state) == p.tracked() == 3
+    assert Prioritizer(8, "opic").restore(state) == 0  # another ordering's state is not taken up
+
+
+def test_frontier_hands_out_the_best_due_head_and_promotes_on_refill():
+    f = TwoTierFrontier(levels=4, active_target=10)
+    f.push("slow", "s3", 3)
+    f.push("fast", "f1", 1)
+    f.push("mid", "m2", 2)
+    got = [f.pop(0.0) for _ in range(3)]
+    assert [k for k, _ in got] == ["fast", "mid", "slow"]  # all due at once: best head first
+    for key in ("slow", "fast", "mid"):
+        f.release(key, 0.0)
+    # Politeness first: a better key that is not due never overtakes.
+    f.push("fast", "f0", 0)
+    f.push("slow", "s2", 2)
+    f.next_allowed["fast"] = 5.0
+    assert f.pop(1.0) == ("slow", "s2") and f.pop(1.0) is None and f.pop(5.0) == ("fast", "f0")
+    # Promote on refill: an entry whose level improved while it waited moves up when pulled.
+    g = TwoTierFrontier(levels=4, active_target=1, bias=1000.0)
+    calls = []
+    g.relevel = lambda key, level, entry: calls.append((entry, level)) or (0 if entry == "b" else level)
+    g.push("y", "b", 3)
+    g.push("x", "a", 2)
+    assert g._pull_front() == ("x", 2, "a")  # the better level first
+    assert g._pull_front() == ("y", 0, "b") and calls == [("a", 2), ("b", 3), ("b", 0)]
+
+
+def test_frontier_hold_level_waits_for_better_entries():
+    f = TwoTierFrontier(levels=4, active_target=10)
+    f.hold_level = 3
+    f.push("on", "on1", 1)
+    f.push("on", "on2", 1)
+    f.push("off", "off1", 3)
+    assert f.pop(0.0) == ("on", "on1")
+    f.release("on", 10.0)  # the on-topic host must rest
+    assert f.pop(1.0) is None  # off-topic waits although due: an on-topic entry is queued
+    assert f.next_due() == 10.0  # the wake-up is the on-topic host's, not a busy loop
+    assert f.pop(10.0) == ("on", "on2")
+    f.release("on", 20.0)
+    assert f.pop(11.0) == ("off", "off1")  # nothing on topic left: off-topic goes
+
+
+def test_topical_relevance_and_tunnelling():
+    assert list(terms("The Telescope, and 天文学")) == ["telescope", "天文", "文学"]
+    model = RelevanceModel.from_query("astronomy telescope 天文")
+    on = model.score("a new telescope for astronomy: the comet and the planet", learn=True)
+    off = model.score("butter flour garlic simmer the sauce", learn=True)
+    japanese = model.score("天文の観測", learn=True)
+    assert on > 0.2 and off == 0.0 and japanese > 0.1
+    examples = RelevanceModel.from_examples(["stock bond market", "market dividend stock"])
+    assert examples.profile["stock"] == 2 and examples.score("stock market news") > examples.score("cooking")
+    with pytest.raises(ValueError):
+        RelevanceModel.from_query("the and of")
+    assert link_score(0.8, 0.2, 0.5) == pytest.approx(0.5) and link_score(0.0, 0.6, 0.25) == pytest.approx(0.45)
+    assert irrelevant_hops(3, True) == 0 and irrelevant_hops(0, False) == 1 and irrelevant_hops(1, False) == 2
+
+
+def test_opt_out_list_matching_and_hot_reload(tmp_path):
+    rules = OptOutList(["example.org", "*.Shop.test  # a complaint", "", "http://h.test/private/", "# note"])
+    assert rules.rule_for("http://example.org/", "example.org") == "example.org"
+    assert rules.rule_for("http://a.b.example.org/x", "a.b.example.org") == "example.org"
+    assert rules.rule_for("http://notexample.org/", "notexample.org") is None
+    assert rules.rule_for("http://cdn.shop.test/", "cdn.shop.test") == "shop.test"
+    assert rules.rule_for("http://h.test/private/1", "h.test") == "http://h.test/private/"
+    assert rules.rule_for("http://h.test/public/1", "h.test") is None and len(rules) == 3
+    path = tmp_path / "opt-out.txt"
+    source = OptOutSource(str(path))
+    assert source.reload() is not None and len(source.current) == 0  # no file yet: empty, no error
+    assert source.reload() is None  # unchanged
+    path.write_text("h1.sandbox.test\n")
+    changed = source.reload()
+    assert changed is not None and changed.rule_for("http://h1.sandbox.test/", "h1.sandbox.test")
+    assert source.reload() is None
+    time.sleep(0.01)
+    path.write_text("h2.sandbox.test\nh3.sandbox.test\n")
+    os.utime(path, None)
+    assert len(source.reload()) == 2
+
+
+def test_opt_out_list_from_a_redis_set(redis_server, tmp_path):
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    source = OptOutSource("", client, "t:opt_out")
+    assert len(source.reload()) == 0
+    client.sadd("t:opt_out", "h5.sandbox.test", "http://h6.sandbox.test/p/")
+    rules = source.reload()
+    assert rules.rule_for("http://h5.sandbox.test/", "h5.sandbox.test") == "h5.sandbox.test"
+    assert rules.rule_for("http://h6.sandbox.test/p/1.html", "h6.sandbox.test") and source.reload() is None
