@@ -209,3 +209,16 @@ def test_revisit_queue_in_redis_is_partitioned_by_host(redis_server):
     two.commit()
     assert one.get("http://h0.test/0") is None and one.count() == 19
     assert one.changed_since(1, 1e9) and not one.changed_since(2, 1e9)
+
+
+def test_distributed_scheduler_keeps_no_local_journal_even_with_a_jobdir(redis_server, tmp_path):
+    from scrapy.utils.test import get_crawler
+
+    from crawlproj import settings as defaults
+    from crawlproj.distributed.scheduler import DistributedScheduler
+
+    values = {k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}
+    values.update(REDIS_URL=redis_server.url, REDIS_PREFIX="jobdir", JOBDIR=str(tmp_path / "job"), PROFILE="sandbox",
+                  DUPEFILTER_CLASS="crawlproj.distributed.dupefilter.RedisBloomDupeFilter")
+    scheduler = DistributedScheduler.from_crawler(get_crawler(settings_dict=values))
+    assert scheduler.journal is None and not (tmp_path / "job" / "frontier").exists()

@@ -33,7 +33,6 @@ class DistributedScheduler(FrontierScheduler):
     def __init__(self, crawler: Crawler, dupefilter: BaseDupeFilter) -> None:
         super().__init__(crawler, dupefilter)
         s = crawler.settings
-        self.journal = None  # Redis is the journal
         self.worker = connection.worker_id(s)
         self.heartbeat_every = s.getfloat("WORKER_HEARTBEAT")
         self.partition_lease = s.getfloat("PARTITION_LEASE")
@@ -46,6 +45,9 @@ class DistributedScheduler(FrontierScheduler):
         if isinstance(dupefilter, RedisBloomDupeFilter):
             self.frontier.seen = dupefilter
         self._heartbeat: task.LoopingCall | None = None
+
+    def _build_journal(self, jobdir: str | None) -> None:
+        return None  # Redis is the journal: nothing local to create, even with a JOBDIR
 
     def _build_frontier(self, s: Any, levels: int, active: int) -> Any:
         return None  # replaced in __init__: no local queues or spill files

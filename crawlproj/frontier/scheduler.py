@@ -87,7 +87,7 @@ class FrontierScheduler(BaseScheduler):
         levels = s.getint("FRONTIER_LEVELS")
         active = s.getint("FRONTIER_ACTIVE_KEYS") or 3 * s.getint("CONCURRENT_REQUESTS")
         jobdir = s.get("JOBDIR")
-        self.journal = FrontierJournal(os.path.join(jobdir, "frontier")) if jobdir else None
+        self.journal = self._build_journal(jobdir)
         self.spill: SegmentStore | None = None
         self.frontier = self._build_frontier(s, levels, active)
         self.prioritizer = build_prioritizer(s, levels)
@@ -112,6 +112,10 @@ class FrontierScheduler(BaseScheduler):
         self._timer_at = float("inf")
         self._stats_loop: task.LoopingCall | None = None
         self.spider: Spider | None = None
+
+    def _build_journal(self, jobdir: str | None) -> FrontierJournal | None:
+        """The resume log in ``JOBDIR/frontier`` (none without a JOBDIR)."""
+        return FrontierJournal(os.path.join(jobdir, "frontier")) if jobdir else None
 
     def _build_frontier(self, s: Any, levels: int, active: int) -> Any:
         """The local two-tier frontier, its queues' middles spilled to disk."""

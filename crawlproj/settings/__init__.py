@@ -41,7 +41,8 @@ MAX_REPEATED_SEGMENTS = 3
 QUERY_MAX_PARAMS = 16
 #: The most pages admitted per host (seed 004's per-site cap). 0: no cap.
 MAX_PAGES_PER_HOST = 50_000
-SPIDER_MIDDLEWARES = {"crawlproj.traps.TrapDefenceMiddleware": 800, "crawlproj.ordering.middleware.OrderingMiddleware": 700}
+SPIDER_MIDDLEWARES = {"crawlproj.traps.TrapDefenceMiddleware": 800,
+                      "crawlproj.ordering.middleware.OrderingMiddleware": 700}
 #: Only follow links to these domains (and their subdomains); empty: anywhere.
 ALLOWED_DOMAINS: list[str] = []
 #: Only follow links whose host ends with one of these suffixes, e.g. [".jp"].
