@@ -67,6 +67,25 @@ def test_kill_9_of_a_worker_loses_nothing_and_politeness_holds(redis_server, san
             time.sleep(0.2)
         assert {w["worker"] for w in view["workers"]} == {"w1", "w2"}, view.get("workers")
         assert all(w["pages"] > 0 for w in view["workers"])
+        # `scrapy dashboard`: the whole crawl's view from Redis, served with no crawl of its own.
+        url_file = tmp_path / "cluster.dashboard.json"
+        command = [sys.executable, "-m", "scrapy", "dashboard", "-s", f"REDIS_URL={redis_server.url}",
+                   "-s", "REDIS_PREFIX=test", "-s", "DASHBOARD_PORT=0", "-s", f"DASHBOARD_TOKEN={DASHBOARD_TOKEN}",
+                   "-s", f"DASHBOARD_URL_FILE={url_file}", "-s", "DASHBOARD_INTERVAL=0.3"]
+        viewer = subprocess.Popen(command, cwd=PROJECT_DIR, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        workers.append(viewer)
+        while not url_file.exists() and viewer.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert url_file.exists(), viewer.stderr.read()[-2000:]
+        snapshot_url = json.loads(url_file.read_text())["operator"].replace("/?", "/snapshot.json?")
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(snapshot_url, timeout=10) as resp:
+                whole = json.load(resp)
+            if {w["worker"] for w in whole.get("workers") or []} == {"w1", "w2"}:
+                break
+            time.sleep(0.2)
+        assert whole["pages"] == sum(w["pages"] for w in whole["workers"]) > 0, whole
+        viewer.terminate()
         two.send_signal(signal.SIGKILL)  # mid-crawl: hosts leased, pages fetched and not yet stored
         two.wait()
         three = start_worker(settings, sandbox.seeds_file, "w3", tmp_path)  # a new worker joins at once

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import secrets
 import time
 from typing import Any
 
+import redis
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.httpobj import urlparse_cached
-from twisted.internet import error, task
-from twisted.web import server
+from twisted.internet import task
 
 from .. import signals as crawl_signals
+from . import cluster
 from .board import HostBoard, RateSeries, snapshot
-from .server import DashboardResource
+from .server import DashboardResource, listen
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class Dashboard:
             from ..distributed import connection
 
             self.redis = connection.from_settings(s)
-            self.redis_key = f"{s.get('REDIS_PREFIX')}:dashboard:"
+            self.redis_key = cluster.key_prefix(s.get("REDIS_PREFIX"))
         self.board = HostBoard()
         self.series = RateSeries(keep=int(600 / max(self.interval, 0.1)))
         self.resource = DashboardResource(*self.tokens, control=self.control)
@@ -79,25 +79,8 @@ class Dashboard:
 
     # -- signals -----------------------------------------------------------
     def spider_opened(self, spider: Any) -> None:
-        from twisted.internet import reactor
-
-        site = server.Site(self.resource)
-        site.noisy = False
-        try:
-            self._port = reactor.listenTCP(self.port, site, interface=self.host)
-        except error.CannotListenError as exc:
-            logger.warning("dashboard: port %s is taken (%s); using a free port", self.port, exc.socketError)
-            self._port = reactor.listenTCP(0, site, interface=self.host)
-        port = self._port.getHost().port
-        self.stats.set_value("dashboard/port", port)
-        base = f"http://{self.host}:{port}/"
-        urls = {"operator": f"{base}?token={self.tokens[0]}", "viewer": f"{base}?token={self.tokens[1]}"}
-        logger.info("dashboard: %s (read-only view: %s)", urls["operator"], urls["viewer"])
-        if self.url_file:
-            os.makedirs(os.path.dirname(os.path.abspath(self.url_file)), exist_ok=True)
-            fd = os.open(self.url_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                json.dump({"port": port, **urls}, fh)
+        self._port, urls = listen(self.resource, self.host, self.port, self.tokens, self.url_file)
+        self.stats.set_value("dashboard/port", urls["port"])
         self._loop = task.LoopingCall(self.tick)
         self._loop.start(self.interval, now=True)
 
@@ -144,21 +127,11 @@ class Dashboard:
 
     def _cluster(self, view: dict) -> list[dict] | None:
         """Publish this worker's snapshot to Redis and read every live worker's."""
-        import redis
-
-        summary = {k: view[k] for k in ("worker", "time", "pages", "pages_per_s", "frontier", "hosts_total",
-                                        "paused", "finished")}
         try:
-            self.redis.set(self.redis_key + self.worker, json.dumps(summary), ex=max(10, int(5 * self.interval)))
-            keys = sorted(self.redis.scan_iter(match=self.redis_key + "*", count=1000))
-            raw = self.redis.mget(keys) if keys else []
+            cluster.publish(self.redis, self.redis_key, view, ttl=max(10, int(5 * self.interval)))
         except redis.RedisError as exc:
-            logger.warning("dashboard: Redis unavailable for the workers view: %s", exc)
-            return None
-        workers = [json.loads(r) for r in raw if r]
-        for w in workers:
-            w["age"] = round(max(0.0, view["time"] - w["time"]), 1)
-        return workers
+            logger.warning("dashboard: cannot publish to Redis: %s", exc)
+        return cluster.read_workers(self.redis, self.redis_key, view["time"])
 
     # -- the operator's controls -------------------------------------------------
     def control(self, action: str) -> str:

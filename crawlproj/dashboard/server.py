@@ -14,14 +14,44 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
+import os
 from collections.abc import Callable
+from typing import Any
 
+from twisted.internet import error
 from twisted.web import resource, server
 
 from ..geo import world_svg_paths
 from .page import render_page
 
 OPERATOR, VIEWER = "operator", "viewer"
+logger = logging.getLogger(__name__)
+
+
+def listen(site_resource: resource.Resource, host: str, port: int, tokens: tuple[str, str],
+           url_file: str = "") -> tuple[Any, dict]:
+    """Serve ``site_resource`` on ``host:port`` (any free port if taken); log the URLs with their
+    tokens and, with ``url_file``, write them there (mode 0600). Returns the listening port and the URLs."""
+    from twisted.internet import reactor
+
+    site = server.Site(site_resource)
+    site.noisy = False
+    try:
+        listening = reactor.listenTCP(port, site, interface=host)
+    except error.CannotListenError as exc:
+        logger.warning("dashboard: port %s is taken (%s); using a free port", port, exc.socketError)
+        listening = reactor.listenTCP(0, site, interface=host)
+    base = f"http://{host}:{listening.getHost().port}/"
+    urls = {"port": listening.getHost().port, "operator": f"{base}?token={tokens[0]}",
+            "viewer": f"{base}?token={tokens[1]}"}
+    logger.info("dashboard: %s (read-only view: %s)", urls["operator"], urls["viewer"])
+    if url_file:
+        os.makedirs(os.path.dirname(os.path.abspath(url_file)), exist_ok=True)
+        fd = os.open(url_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(urls, fh)
+    return listening, urls
 
 
 class DashboardResource(resource.Resource):
