@@ -222,3 +222,24 @@ def test_distributed_scheduler_keeps_no_local_journal_even_with_a_jobdir(redis_s
                   DUPEFILTER_CLASS="crawlproj.distributed.dupefilter.RedisBloomDupeFilter")
     scheduler = DistributedScheduler.from_crawler(get_crawler(settings_dict=values))
     assert scheduler.journal is None and not (tmp_path / "job" / "frontier").exists()
+
+
+def test_opic_cash_is_shared_by_the_workers(redis_server):
+    from crawlproj.distributed.ordering import RedisOpic
+
+    client = redis.Redis.from_url(redis_server.url)
+    a, b = RedisOpic(client, "t:opic", flush_every=60), RedisOpic(client, "t:opic", flush_every=60)
+    a.admit(1, "h", {}, new=True)  # a seed, found by worker a
+    assert a.score(1, "", "h", {}) == 1.0  # its level is known before the increment is sent
+    a.flush()  # sent (every flush_every seconds, and before each of a's own takes)
+    meta: dict = {}
+    b.take(1, "h", meta)  # worker b fetches it and takes the cash a gave it
+    assert meta["opic_cash"] == 1.0 and client.hget("t:opic", "1") is None
+    a.admit(2, "h", {"opic_share": 0.25}, new=True)
+    a.flush()
+    b.admit(2, "h", {"opic_share": 0.5}, new=False)  # another link, found by b
+    b.take(2, "h", meta := {})
+    assert meta["opic_cash"] == 0.75 and len(a) == 0
+    b.admit(2, "h", {"opic_share": 0.5}, new=False)  # fetched: no longer gathers cash
+    b.flush()
+    assert client.hget("t:opic", "2") is None

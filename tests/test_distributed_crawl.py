@@ -10,6 +10,8 @@ import sys
 import time
 import urllib.request
 
+import redis
+
 from crawlproj.sandbox.harness import PROJECT_DIR, crawl_command
 
 INTERVAL = 0.2
@@ -49,9 +51,16 @@ def test_kill_9_of_a_worker_loses_nothing_and_politeness_holds(redis_server, san
     sandbox = sandbox_factory("--hosts", "16", "--pages", "24")
     expected = sandbox.web.expected_pages()  # reachable, fetched and not noindex
     settings = distributed_settings(redis_server, sandbox, tmp_path)
+    # `scrapy dashboard`: the whole crawl's view from Redis, served with no crawl of its own
+    # (started first: a Python start-up must not delay the kill below).
+    url_file = tmp_path / "cluster.dashboard.json"
+    command = [sys.executable, "-m", "scrapy", "dashboard", "-s", f"REDIS_URL={redis_server.url}",
+               "-s", "REDIS_PREFIX=test", "-s", "DASHBOARD_PORT=0", "-s", f"DASHBOARD_TOKEN={DASHBOARD_TOKEN}",
+               "-s", f"DASHBOARD_URL_FILE={url_file}", "-s", "DASHBOARD_INTERVAL=0.3"]
+    viewer = subprocess.Popen(command, cwd=PROJECT_DIR, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     one = start_worker(settings, sandbox.seeds_file, "w1", tmp_path)
     two = start_worker(settings, sandbox.seeds_file, "w2", tmp_path)
-    workers = [one, two]
+    workers = [viewer, one, two]
     try:
         deadline = time.monotonic() + 90
         while stored(tmp_path) < len(expected) // 3 and time.monotonic() < deadline:
@@ -67,23 +76,11 @@ def test_kill_9_of_a_worker_loses_nothing_and_politeness_holds(redis_server, san
             time.sleep(0.2)
         assert {w["worker"] for w in view["workers"]} == {"w1", "w2"}, view.get("workers")
         assert all(w["pages"] > 0 for w in view["workers"])
-        # `scrapy dashboard`: the whole crawl's view from Redis, served with no crawl of its own.
-        url_file = tmp_path / "cluster.dashboard.json"
-        command = [sys.executable, "-m", "scrapy", "dashboard", "-s", f"REDIS_URL={redis_server.url}",
-                   "-s", "REDIS_PREFIX=test", "-s", "DASHBOARD_PORT=0", "-s", f"DASHBOARD_TOKEN={DASHBOARD_TOKEN}",
-                   "-s", f"DASHBOARD_URL_FILE={url_file}", "-s", "DASHBOARD_INTERVAL=0.3"]
-        viewer = subprocess.Popen(command, cwd=PROJECT_DIR, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        workers.append(viewer)
-        while not url_file.exists() and viewer.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
         assert url_file.exists(), viewer.stderr.read()[-2000:]
         snapshot_url = json.loads(url_file.read_text())["operator"].replace("/?", "/snapshot.json?")
-        while time.monotonic() < deadline:
-            with urllib.request.urlopen(snapshot_url, timeout=10) as resp:
-                whole = json.load(resp)
-            if {w["worker"] for w in whole.get("workers") or []} == {"w1", "w2"}:
-                break
-            time.sleep(0.2)
+        with urllib.request.urlopen(snapshot_url, timeout=10) as resp:
+            whole = json.load(resp)
+        assert {w["worker"] for w in whole["workers"]} == {"w1", "w2"}, whole
         assert whole["pages"] == sum(w["pages"] for w in whole["workers"]) > 0, whole
         viewer.terminate()
         two.send_signal(signal.SIGKILL)  # mid-crawl: hosts leased, pages fetched and not yet stored
@@ -156,7 +153,8 @@ def test_scrapy_seed_feeds_a_running_crawl(redis_server, sandbox_factory, tmp_pa
     sandbox = sandbox_factory("--hosts", "4", "--pages", "8", "--no-robots-mix")
     empty = tmp_path / "no-seeds.txt"
     empty.write_text("# the workers start with nothing: the seeds come through Redis\n")
-    settings = distributed_settings(redis_server, sandbox, tmp_path)
+    # OPIC ordering, its cash in Redis (RedisOpic): the crawl must still be complete.
+    settings = distributed_settings(redis_server, sandbox, tmp_path, PRIORITIZER="opic")
     worker = start_worker({**settings, "WORKER_IDLE_TIMEOUT": 8}, str(empty), "w1", tmp_path)
     try:
         time.sleep(3)
@@ -172,3 +170,5 @@ def test_scrapy_seed_feeds_a_running_crawl(redis_server, sandbox_factory, tmp_pa
     with sqlite3.connect(tmp_path / "shards" / "w1" / "crawl.db") as conn:
         pages = {url for (url,) in conn.execute("SELECT url FROM pages")}
     assert pages == sandbox.web.expected_pages()
+    assert redis.Redis.from_url(redis_server.url).hlen("test:opic") == 0  # every URL's cash was taken
+    assert "'ordering/tracked': 0" in (tmp_path / "w1.log").read_text()

@@ -14,6 +14,7 @@ from ..frontier.scheduler import FrontierScheduler
 from . import connection
 from .dupefilter import RedisBloomDupeFilter
 from .frontier import RedisFrontier
+from .ordering import RedisOpic
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +43,8 @@ class DistributedScheduler(FrontierScheduler):
             batch=s.getint("REDIS_POP_BATCH"), lease_seconds=s.getfloat("HOST_LEASE"),
             worker_ttl=s.getfloat("WORKER_TTL"), clock=self.clock)
         self.frontier.group_cap = self.per_ip
+        # OPIC cash must follow a URL to whichever worker fetches it: one hash for all of them.
+        self.prioritizer.replace("opic", RedisOpic(self.frontier.r, f"{s.get('REDIS_PREFIX')}:opic"))
         if isinstance(dupefilter, RedisBloomDupeFilter):
             self.frontier.seen = dupefilter
         self._heartbeat: task.LoopingCall | None = None

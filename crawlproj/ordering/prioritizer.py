@@ -94,6 +94,10 @@ class Prioritizer:
         # Dynamic orderings: fingerprint -> [best level queued, copies queued, fetched already]
         self.waiting: dict[int, list] = {}
 
+    def replace(self, name: str, component: Component) -> None:
+        """Swap the component called ``name`` (the distributed scheduler's shared OPIC)."""
+        self.components = [(component if c.name == name else c, w) for c, w in self.components]
+
     # -- the frontier's calls ----------------------------------------------
     def admit(self, key: int, url: str, host: str, meta: dict, new: bool) -> None:
         """A link to ``url`` was found (``new``: never seen before)."""
