@@ -188,3 +188,23 @@ def test_opt_out_list_from_a_redis_set(redis_server, tmp_path):
     rules = source.reload()
     assert rules.rule_for("http://h5.sandbox.test/", "h5.sandbox.test") == "h5.sandbox.test"
     assert rules.rule_for("http://h6.sandbox.test/p/1.html", "h6.sandbox.test") and source.reload() is None
+
+
+def test_embedding_relevance_loads_offline_and_generalises(monkeypatch):
+    import socket
+
+    from crawlproj.ordering.embedding import EmbeddingRelevance
+    from crawlproj.ordering.topical import DEFAULT_THRESHOLDS
+
+    def no_network(*args, **kwargs):
+        raise AssertionError(f"the embedding model tried the network: {args!r}")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    model = EmbeddingRelevance(["astronomy telescope planet galaxy"])
+    threshold = DEFAULT_THRESHOLDS["embedding"]
+    on = model.score("a new telescope for astronomy: the comet and the planet orbit")
+    related = model.score("nebula supernova observatory eclipse")  # no word in common with the topic
+    off = [model.score(t) for t in ("butter flour garlic simmer the sauce", "stock market dividend bond")]
+    assert on > related > threshold > max(off) and model.score("   ") == 0.0
+    assert model.score("天文 望遠鏡 惑星 の 観測") > model.score("料理 台所 小麦粉")

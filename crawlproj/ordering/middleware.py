@@ -29,18 +29,26 @@ from ..content.main_text import main_text
 from ..items import PageItem
 from .prioritizer import parse_spec
 from .importance import Opic
-from .topical import RelevanceModel, irrelevant_hops, link_score
+from .topical import RelevanceModel, irrelevant_hops, link_score, topical_threshold
 
 logger = logging.getLogger(__name__)
 
 
-def topic_model(query: str, path: str) -> RelevanceModel | None:
-    """The topic from a query, or from a file of example pages (paragraphs), or None."""
+def topic_model(query: str, path: str, kind: str = "tfidf") -> Any:
+    """The topic from a query, or from a file of example pages (paragraphs), as a TF-IDF
+    profile or an embedding (``kind``); None without a topic."""
     if path:
         with open(path, encoding="utf-8") as fh:
-            examples = [p for p in fh.read().split("\n\n") if p.strip()]
-        return RelevanceModel.from_examples(examples)
-    return RelevanceModel.from_query(query) if query.strip() else None
+            texts = [p for p in fh.read().split("\n\n") if p.strip()]
+    elif query.strip():
+        texts = [query]
+    else:
+        return None
+    if kind == "embedding":
+        from .embedding import EmbeddingRelevance
+
+        return EmbeddingRelevance(texts)
+    return RelevanceModel.from_examples(texts) if path else RelevanceModel.from_query(query)
 
 
 class OrderingMiddleware:
@@ -51,14 +59,14 @@ class OrderingMiddleware:
         names = {name for name, _ in parse_spec(s.get("PRIORITIZER"))}
         spider = crawler.spider
         query = str(getattr(spider, "topic", "") or s.get("TOPIC") or "")
-        self.model = topic_model(query, s.get("TOPIC_FILE"))
+        self.model = topic_model(query, s.get("TOPIC_FILE"), s.get("TOPICAL_MODEL"))
         if "topical" in names and self.model is None:
             raise SettingsError("TOPIC", query, "the topical ordering needs a topic: -a topic=..., TOPIC or TOPIC_FILE")
         self.opic = "opic" in names
         if names == {"bfs"} and self.model is None:
             raise NotConfigured  # breadth-first needs nothing from the page
         self.stats = crawler.stats
-        self.threshold = s.getfloat("TOPICAL_THRESHOLD")
+        self.threshold = topical_threshold(s)
         self.inherit = s.getfloat("TOPICAL_INHERIT")
         self.tunnel = s.getint("TOPICAL_TUNNEL")
 
@@ -114,6 +122,8 @@ class OrderingMiddleware:
                 tunnelled.add(id(request))
                 self.stats.inc_value("topical/tunnel_dropped")
                 continue
-            request.meta["topic_score"] = link_score(page_score, anchor_score, self.inherit)
+            # Page and anchor both off topic: an off-topic link (the last level), whatever the model's floor.
+            off_topic = not relevant and anchor_score < self.threshold
+            request.meta["topic_score"] = 0.0 if off_topic else link_score(page_score, anchor_score, self.inherit)
             request.meta["irrelevant_hops"] = hops
         return tunnelled

@@ -33,6 +33,7 @@ import math
 from typing import Any
 
 from .importance import Backlinks, Component, Depth, LargerSites, Opic, StaticScores, TopicScore
+from .topical import topical_threshold
 
 STATEFUL = {"opic": Opic, "backlinks": Backlinks, "larger_sites": LargerSites}
 STATELESS = {"depth": Depth, "topical": TopicScore}
@@ -203,4 +204,8 @@ def build_prioritizer(settings, levels: int) -> Prioritizer:  # noqa: ANN001 - S
     spec = settings.get("PRIORITIZER")
     path = settings.get("PRIORITY_SCORES_FILE")
     scores = StaticScores.from_file(path) if path and any(n == "scores" for n, _ in parse_spec(spec)) else None
-    return Prioritizer(levels, spec, scores)
+    prioritizer = Prioritizer(levels, spec, scores)
+    for component, _ in prioritizer.components:
+        if component.name == "topical":  # an average relevant link sits at the middle level
+            component.reference = topical_threshold(settings)
+    return prioritizer

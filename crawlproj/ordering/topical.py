@@ -92,3 +92,13 @@ def link_score(page_score: float, anchor_score: float, inherit: float) -> float:
 def irrelevant_hops(parent_hops: int, page_relevant: bool) -> int:
     """Irrelevant pages in a row on the path to a link: 0 from a relevant page."""
     return 0 if page_relevant else parent_hops + 1
+
+
+#: The relevance threshold of each model when ``TOPICAL_THRESHOLD`` is 0: TF-IDF cosines of
+#: on-topic pages start low; embedding cosines of unrelated text already reach about 0.1.
+DEFAULT_THRESHOLDS = {"tfidf": 0.1, "embedding": 0.3}
+
+
+def topical_threshold(settings) -> float:  # noqa: ANN001 - Scrapy Settings
+    """``TOPICAL_THRESHOLD``, or the ``TOPICAL_MODEL``'s own when it is 0."""
+    return settings.getfloat("TOPICAL_THRESHOLD") or DEFAULT_THRESHOLDS[settings.get("TOPICAL_MODEL")]

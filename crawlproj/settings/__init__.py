@@ -136,8 +136,12 @@ ORDERING_SAVE_SECONDS = 60.0
 #: (paragraphs separated by blank lines).
 TOPIC = ""
 TOPIC_FILE = ""
-#: A page is relevant from this TF-IDF cosine with the topic (the harvest rate counts them).
-TOPICAL_THRESHOLD = 0.1
+#: How relevance is judged: "tfidf" (a TF-IDF profile of the topic) or "embedding" (WordLlama
+#: sentence embeddings, shipped inside its PyPI wheel and loaded offline).
+TOPICAL_MODEL = "tfidf"
+#: A page is relevant from this cosine with the topic (the harvest rate counts them); 0: the
+#: model's own (0.1 for tfidf, 0.3 for embedding).
+TOPICAL_THRESHOLD = 0.0
 #: A link's score: this share of its page's relevance, the rest its anchor text's.
 TOPICAL_INHERIT = 0.5
 #: Links are followed through at most this many irrelevant pages in a row (a relevant page can
