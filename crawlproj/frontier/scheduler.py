@@ -192,12 +192,14 @@ class FrontierScheduler(BaseScheduler):
 
     def enqueue_request(self, request: Request) -> bool:
         host = urlparse_cached(request).hostname or ""
-        rule = self.opt_out.current.rule_for(request.url, host) if len(self.opt_out.current) else None
+        rule = self.opt_out.current.rule_for(request.url, host)
         if rule is not None:
             self._opted_out(host, rule, "frontier/opt_out_refused")
             return False
         dynamic = self.prioritizer.dynamic and not request.dont_filter
-        fp = fingerprint(url_key(request))
+        # The fingerprint keys the importance state and the journal; breadth-first without a
+        # JOBDIR needs neither (0 stands in: no ordering reads it).
+        fp = fingerprint(url_key(request)) if dynamic or self.journal is not None else 0
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
             if dynamic:  # one more link to a URL that may still wait: its importance grows
@@ -290,24 +292,26 @@ class FrontierScheduler(BaseScheduler):
             key, entry = popped
             url = entry["url"]
             host = urlsplit(url).hostname or ""
-            rule = self.opt_out.current.rule_for(url, host) if len(self.opt_out.current) else None
-            if rule is None and self._promoting and not entry.get("dont_filter"):
-                if not self.prioritizer.dequeued(fingerprint(key_of(entry["method"], url, entry["body"]))):
-                    self.frontier.release(key, now)  # a promoted copy already went: nothing to fetch
-                    self.stats.inc_value("ordering/copies_skipped")
-                    continue
-            if rule is None:
-                break
-            # Opted out while it waited: dropped, and the key freed at once (nothing was fetched).
-            self.frontier.release(key, now)
             ukey = key_of(entry["method"], url, entry["body"])
-            if self.prioritizer.dynamic and not entry.get("dont_filter"):
-                self.prioritizer.take(fingerprint(ukey), host, {})
-            self._opted_out(host, rule, "frontier/opt_out_dropped")
-            self._forget(ukey)
+            tracked = self.prioritizer.dynamic and not entry.get("dont_filter")
+            fp = fingerprint(ukey) if tracked else 0
+            rule = self.opt_out.current.rule_for(url, host)
+            if rule is not None:
+                # Opted out while it waited: dropped, and the key freed at once (nothing was fetched).
+                self.frontier.release(key, now)
+                if tracked:
+                    self.prioritizer.take(fp, host, {})
+                self._opted_out(host, rule, "frontier/opt_out_dropped")
+                self._forget(ukey)
+                continue
+            if tracked and self._promoting and not self.prioritizer.dequeued(fp):
+                self.frontier.release(key, now)  # a promoted copy already went: nothing to fetch
+                self.stats.inc_value("ordering/copies_skipped")
+                continue
+            break
         request = request_from_dict(entry, spider=self.spider)
-        if self.prioritizer.dynamic and not request.dont_filter:
-            self.prioritizer.take(fingerprint(url_key(request)), host, request.meta)
+        if tracked:
+            self.prioritizer.take(fp, host, request.meta)
         self._handed[id(request)] = (key, request)
         self.stats.inc_value("frontier/dequeued")
         return request

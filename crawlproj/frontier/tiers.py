@@ -67,7 +67,7 @@ class LeveledQueue:
         return min(self.levels)
 
     def popleft(self) -> Any:
-        level = min(self.levels)
+        level = self.head_level()
         queue = self.levels[level]
         entry = queue.popleft()
         if not len(queue):
@@ -157,11 +157,8 @@ class TwoTierFrontier:
     def push(self, key: Hashable, entry: Any, level: int = 0) -> None:
         """Queue ``entry`` for politeness key ``key`` at priority ``level`` (0 is highest)."""
         level = min(max(int(level), 0), self.levels - 1)
-        queue = self.back.get(key)
-        if queue is not None:  # an active key: straight to its back queue, where levels order it
-            queue.append((level, entry))
-            self._back_len += 1
-            self._back_levels[level] += 1
+        if key in self.back:  # an active key: straight to its back queue, where levels order it
+            self._to_back(key, level, entry)
             return
         self.front[level].append((key, level, entry))
         self._front_len += 1
@@ -258,8 +255,7 @@ class TwoTierFrontier:
             best_ready = next((i for i, b in enumerate(self.ready) if b), self.levels)
             if best_front >= best_ready:
                 break
-            self._front_len -= 1
-            key, level, entry = self.front[best_front].popleft()
+            key, level, entry = self._pull_level(best_front)
             if self.relevel is not None:
                 level = min(level, self.relevel(key, level, entry))
             self._to_back(key, level, entry)
@@ -302,11 +298,13 @@ class TwoTierFrontier:
             self._front_len += 1
         return self._pull_level()
 
-    def _pull_level(self) -> tuple[Hashable, int, Any]:
-        candidates = [i for i, q in enumerate(self.front) if len(q)]
-        if len(candidates) == 1:
-            level = candidates[0]
-        else:
-            level = self.rng.choices(candidates, weights=[self.weights[i] for i in candidates])[0]
+    def _pull_level(self, level: int | None = None) -> tuple[Hashable, int, Any]:
+        """The head of front level ``level``, or of a random non-empty level biased to high priority."""
+        if level is None:
+            candidates = [i for i, q in enumerate(self.front) if len(q)]
+            if len(candidates) == 1:
+                level = candidates[0]
+            else:
+                level = self.rng.choices(candidates, weights=[self.weights[i] for i in candidates])[0]
         self._front_len -= 1
         return self.front[level].popleft()
