@@ -119,8 +119,9 @@ def world_svg_paths(width: float = 1000.0) -> str:
     return "".join(parts)
 
 
-def world_map_svg(counts: dict[str, int], width: float = 1000.0) -> str:
-    """A self-contained SVG world map: a dot per country sized by ``counts`` (label -> count).
+def world_map_svg(counts: dict[str, int], width: float = 1000.0, element_id: str = "") -> str:
+    """A self-contained SVG world map: a dot per country sized by ``counts`` (label -> count),
+    in its ``g.servers`` group (where the dashboard's script draws them live).
 
     "local" and "unknown" have no place on the map; they are listed in its corner.
     """
@@ -136,8 +137,9 @@ def world_map_svg(counts: dict[str, int], width: float = 1000.0) -> str:
         dots.append(f'<circle class="server" data-location="{label}" cx="{x:.1f}" cy="{y:.1f}" r="{radius:.1f}">'
                     f"<title>{info['name']}: {count}</title></circle>")
     text = "".join(f'<text x="8" y="{20 + 18 * i}">{line}</text>' for i, line in enumerate(aside))
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {width / 2:.0f}" class="world">'
+    id_attr = f' id="{element_id}"' if element_id else ""
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {width / 2:.0f}" class="world"{id_attr}>'
             f'<rect width="100%" height="100%" fill="#eef3f8"/>'
             f'<g fill="#d5dbe0" stroke="#fff" stroke-width="0.4">{world_svg_paths(width)}</g>'
-            f'<g fill="#d9480f" fill-opacity="0.7">{"".join(dots)}</g>'
+            f'<g class="servers" fill="#d9480f" fill-opacity="0.7">{"".join(dots)}</g>'
             f'<g font-family="sans-serif" font-size="14" fill="#333">{text}</g></svg>')

@@ -47,8 +47,7 @@ class Command(ScrapyCommand):
             workers = cluster.read_workers(client, prefix, now) or []
             total = sum(w.get("pages") or 0 for w in workers)
             series.tick(now, total)
-            samples = [[round(t, 2), round(r, 3)] for t, r in series.samples]
-            resource.publish(cluster.aggregate(workers, now, started, samples))
+            resource.publish(cluster.aggregate(workers, now, started, series.points()))
 
         listen(resource, s.get("DASHBOARD_HOST"), s.getint("DASHBOARD_PORT"), tokens, s.get("DASHBOARD_URL_FILE"))
         task.LoopingCall(tick).start(interval, now=True)

@@ -12,6 +12,8 @@ from collections import deque
 
 from ..geo import locate
 
+NOWHERE = locate(None)  # a host whose address is not known yet
+
 
 class RateSeries:
     """Pages/s over time from a monotone counter sampled at each tick (``keep`` samples).
@@ -34,6 +36,10 @@ class RateSeries:
         self._counts.append((t, count))
         self.samples.append((t, rate))
         return rate
+
+    def points(self) -> list[list[float]]:
+        """The samples as the page plots them: [[time, pages/s], ...], rounded."""
+        return [[round(t, 2), round(r, 3)] for t, r in self.samples]
 
     def recent(self, seconds: float = 10.0) -> float:
         """The mean rate over the last ``seconds``."""
@@ -63,15 +69,16 @@ class HostBoard:
         row = self.hosts.get(host)
         if row is None:
             row = self.hosts[host] = {"fetches": 0, "errors": 0, "last_status": None, "last_seen": 0.0, "ip": None,
-                                      "robots_status": None, "robots_at": None, "robots_known": False}
+                                      "location": NOWHERE, "robots_status": None, "robots_at": None,
+                                      "robots_known": False}
         return row
 
     def response(self, host: str, status: int, ip: str | None, now: float) -> None:
         row = self._host(host)
         row["fetches"] += 1
         row["last_status"], row["last_seen"] = status, now
-        if ip:
-            row["ip"] = ip
+        if ip and ip != row["ip"]:  # looked up once per address, not at every snapshot
+            row["ip"], row["location"] = ip, locate(ip)
 
     def error(self, host: str, kind: str, now: float) -> None:
         row = self._host(host)
@@ -90,7 +97,7 @@ class HostBoard:
         out = []
         for host in hosts:
             row = self.hosts[host]
-            location = locate(row["ip"])
+            location = row["location"]
             out.append({
                 "host": host, "ip": row["ip"], "location": location.label, "country": location.country,
                 "fetches": row["fetches"], "errors": row["errors"], "last_status": row["last_status"],
@@ -104,7 +111,7 @@ class HostBoard:
         """Servers (hosts) by location label."""
         counts: dict[str, int] = {}
         for row in self.hosts.values():
-            label = locate(row["ip"]).label
+            label = row["location"].label
             counts[label] = counts.get(label, 0) + 1
         return counts
 
@@ -144,7 +151,7 @@ def snapshot(stats: dict, series: RateSeries, board: HostBoard, hosts: list[str]
         "pages": g("response_received_count", 0),
         "items": g("item_scraped_count", 0),
         "pages_per_s": round(series.recent(), 3),
-        "series": [[round(t, 2), round(r, 3)] for t, r in series.samples],
+        "series": series.points(),
         "errors": errors_by_kind(stats),
         "frontier": {
             "queued": g("frontier/queued", 0), "memory": g("frontier/queued_memory", 0),

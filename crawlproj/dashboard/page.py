@@ -1,9 +1,9 @@
 """The dashboard page: one HTML file, no external assets (it must work with no internet).
 
 Plain JavaScript draws everything: the pages/s chart on a canvas, the tables, and
-the servers as dots on the inline SVG world map (equirectangular, the projection
-of :func:`crawlproj.geo.project`). The page follows ``/events`` (Server-Sent
-Events); the browser reconnects by itself if the stream drops.
+the servers as dots on the inline SVG world map of :func:`crawlproj.geo.world_map_svg`
+(equirectangular, the projection of :func:`crawlproj.geo.project`). The page follows
+``/events`` (Server-Sent Events); the browser reconnects by itself if the stream drops.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import json
 
-from ..geo import countries
+from ..geo import countries, world_map_svg
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:0;background:#f6f7f9;color:#222}
@@ -51,7 +51,7 @@ function chart(series) {
   g.stroke(); g.fillStyle = '#555'; g.font = '11px sans-serif'; g.fillText(top.toFixed(1) + ' pages/s', 4, 11);
 }
 function drawMap(locations) {
-  const layer = $('servers'), aside = [];
+  const layer = document.querySelector('#map .servers'), aside = [];
   const biggest = Math.max(1, ...Object.values(locations));
   layer.replaceChildren();
   for (const [label, count] of Object.entries(locations)) {
@@ -114,7 +114,7 @@ def _table(table_id: str, *columns: str) -> str:
     return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody></tbody></table>'
 
 
-def render_page(role: str, world_paths: str) -> str:
+def render_page(role: str) -> str:
     """The page for ``role`` ("operator" gets the controls; "viewer" the read-only view)."""
     centres = {code: [c["lat"], c["lon"], c["name"]] for code, c in countries().items()}
     centres_json = json.dumps(centres).replace("</", "<\\/")  # never closes its <script>
@@ -136,9 +136,7 @@ def render_page(role: str, world_paths: str) -> str:
 <section><h2>Frontier</h2>{_table("frontier", "", "")}</section>
 <section><h2>Duplicates, revisits, renders, ordering</h2>{_table("rates", "", "")}</section>
 <section class="wide"><h2>Servers by location</h2>
-<svg class="world" id="map" viewBox="0 0 1000 500" xmlns="http://www.w3.org/2000/svg">
-<rect width="1000" height="500" fill="#eef3f8"/><g fill="#d5dbe0" stroke="#fff" stroke-width="0.4">{world_paths}</g>
-<g id="servers" fill="#d9480f" fill-opacity="0.7"></g></svg>
+{world_map_svg({}, element_id="map")}
 <div>Not on the map: <span id="unplaced"></span></div></section>
 <section class="wide" id="workers-panel" hidden><h2>Workers (over Redis)</h2>
 {_table("workers", "worker", "age s", "pages", "pages/s", "in flight", "active hosts", "hosts")}</section>

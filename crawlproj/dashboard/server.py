@@ -3,7 +3,7 @@
 Routes (each needs ``?token=`` or ``Authorization: Bearer``):
 
 * ``/`` the page; ``/events`` Server-Sent Events, one ``snapshot`` event per tick;
-* ``/snapshot.json`` the latest snapshot; ``/map.svg`` the world map;
+* ``/snapshot.json`` the latest snapshot;
 * ``POST /control`` with ``action=pause|resume|stop``: the operator token only.
 
 The operator token may control the crawl; the read-only token may only look.
@@ -22,7 +22,6 @@ from typing import Any
 from twisted.internet import error
 from twisted.web import resource, server
 
-from ..geo import world_svg_paths
 from .page import render_page
 
 OPERATOR, VIEWER = "operator", "viewer"
@@ -101,14 +100,10 @@ class DashboardResource(resource.Resource):
             return b""
         if path == "/":
             request.setHeader("content-type", "text/html; charset=utf-8")
-            return render_page(role, world_svg_paths()).encode()
+            return render_page(role).encode()
         if path == "/snapshot.json":
             request.setHeader("content-type", "application/json")
             return json.dumps(self.latest).encode()
-        if path == "/map.svg":
-            request.setHeader("content-type", "image/svg+xml")
-            return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1000 500">'
-                    f"{world_svg_paths()}</svg>").encode()
         if path == "/events":
             request.setHeader("content-type", "text/event-stream")
             request.write(b"retry: 2000\n\n")
