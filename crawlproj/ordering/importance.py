@@ -27,6 +27,8 @@ import json
 import math
 from collections.abc import Iterable
 
+from .topical import DEFAULT_THRESHOLDS
+
 
 class Component:
     """A score with no state (the base of every component)."""
@@ -170,7 +172,7 @@ class TopicScore(Component):
     middleware from the page's and the anchor's relevance); a seed counts as relevant."""
 
     name = "topical"
-    reference = 0.1  # the default relevance threshold (TOPICAL_THRESHOLD)
+    reference = DEFAULT_THRESHOLDS["tfidf"]  # the relevance threshold (build_prioritizer sets the model's)
 
     def score(self, key: int, url: str, host: str, meta: dict) -> float:
         return float(meta.get("topic_score", 1.0))

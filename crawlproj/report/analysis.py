@@ -119,6 +119,7 @@ def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int
                  (SELECT DISTINCT source, target, source_host, target_host FROM links) GROUP BY 1, 2""")
     rank = host_pagerank(edges)
     page_hosts = {h for _, h, _, _ in pages}
+    where = {h: locate(hosts.get(h)).label for h in page_hosts}  # one lookup per server, not per page
     per_site: dict[str, Counter] = defaultdict(Counter)
     for source_host, target_host, links in edges:
         per_site[source_host]["internal" if source_host == target_host else "external"] += links
@@ -133,8 +134,8 @@ def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int
         "pagerank": rank,
         "by_tld": dict(Counter(tld_of(h) for _, h, _, _ in pages).most_common()),
         "by_language": dict(Counter(languages(q, tick).values()).most_common()),
-        "by_location": dict(Counter(locate(hosts.get(h)).label for _, h, _, _ in pages).most_common()),
-        "servers_by_location": dict(Counter(locate(ip).label for h, ip in hosts.items() if h in page_hosts)),
+        "by_location": dict(Counter(where[h] for _, h, _, _ in pages).most_common()),
+        "servers_by_location": dict(Counter(where[h] for h in page_hosts if h in hosts)),
         "by_status": dict(statuses.most_common()),
         "errors_by_kind": dict(errors.most_common()),
         "links_per_site": {site: dict(c) for site, c in sorted(per_site.items())},
