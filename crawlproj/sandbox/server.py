@@ -104,8 +104,14 @@ class SandboxServer:
         if not spec.keepalive:
             response.force_close()  # sends Connection: close
         response.content_length = len(body)
+        # A StreamResponse sends its headers inside prepare(): with no body to follow (a 304,
+        # a HEAD, an empty page) they are the whole response, so the finish is stamped before.
+        empty = not body or request.method == "HEAD" or status in (204, 304)
+        if empty:
+            finish = time.perf_counter()
         await response.prepare(request)
-        finish = time.perf_counter()
+        if not empty:
+            finish = time.perf_counter()
         if dropped:
             # Half the promised body, then the connection goes: a receive error at the client.
             await response.write(body[: len(body) // 2])
