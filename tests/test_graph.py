@@ -95,3 +95,18 @@ def test_content_families_give_labelled_near_duplicates_mirrors_and_templates():
     assert jaccard(shingles(web.main_text(0, 4)), shingles(web.main_text(10, 4))) < 0.05
     # Every page of the families is reachable.
     assert len(web.expected_crawl()) >= 0.95 * sum(web.size(h) for h in web.hosts)
+
+
+def test_importance_web_pagerank_ground_truth():
+    """SandboxWeb.pagerank() sums to 1 over the fetchable pages; preferential links concentrate
+    it, the more so the smaller the share of links that go to any page (importance_tail)."""
+
+    def top_tenth(**kwargs) -> float:
+        web = SandboxWeb(SandboxConfig(hosts=20, pages=20, out_links=8, cross_host=0.3, robots_mix=False, **kwargs))
+        rank = web.pagerank()
+        assert set(rank) == set(web.expected_crawl()) and abs(sum(rank.values()) - 1) < 1e-9
+        return sum(sorted(rank.values(), reverse=True)[: len(rank) // 10])
+
+    flat, long_tail, concentrated = top_tenth(), top_tenth(importance=True), top_tenth(importance=True,
+                                                                                       importance_tail=0.0)
+    assert flat < long_tail < concentrated and concentrated > 0.4

@@ -115,6 +115,7 @@ class SandboxConfig:
     # each host, a few pages (at random depths) draw most links; :meth:`SandboxWeb.pagerank` is
     # the ground truth.
     importance: bool = False
+    importance_tail: float = 0.8  # share of those links that go to any page instead (the long tail)
     # Topics (issue 10): each host is about one of ``topics`` subjects (its pages' text draws on
     # that subject's words); cross-host links stay within the topic but for ``topic_tunnel``
     # of them, the tunnels a focused crawler must go through. 0: no topics.
@@ -414,10 +415,10 @@ class SandboxWeb:
                 return other
 
     def _popular_page(self, rng: random.Random, host: int) -> int:
-        """Most links (``IMPORTANCE_TAIL``) go to any page of the host, as on the real web where
-        most pages are linked from few places; the rest to its root (30%) or to a page by the
-        host's own popularity order (Zipf), which is what makes a few pages important."""
-        if rng.random() < IMPORTANCE_TAIL:
+        """A share ``importance_tail`` of links goes to any page of the host; the rest to its root
+        (30%) or to a page by the host's own popularity order (Zipf), which is what makes a few
+        pages important."""
+        if rng.random() < self.config.importance_tail:
             return rng.randrange(self.size(host))
         return 0 if rng.random() < 0.3 else self._zipf_pick(rng, f"pages{host}", self.size(host))
 
@@ -648,9 +649,6 @@ class SandboxWeb:
 
 
 _JS_MIX = {4: "spa", 5: "fetch", 6: "bare"}
-
-#: Share of an ``importance`` sandbox's links that go to any page (the long tail), not a popular one.
-IMPORTANCE_TAIL = 0.8
 
 #: Topics of a ``topics`` sandbox, and the words a page on each draws on (English and Japanese).
 TOPICS = ("astronomy", "cooking", "football", "finance", "medicine", "gardening")

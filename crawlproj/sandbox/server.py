@@ -235,6 +235,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="crawl-clock seconds per real second (the crawler's REVISIT_TIME_SCALE)")
     parser.add_argument("--importance", action="store_true",
                         help="preferential links: a known, skewed PageRank (SandboxWeb.pagerank)")
+    parser.add_argument("--importance-tail", type=float, default=d.importance_tail,
+                        help="with --importance: share of links that go to any page, not a popular one")
     parser.add_argument("--topics", type=int, default=d.topics, help="hosts are about one of this many topics")
     parser.add_argument("--topic-tunnel", type=float, default=d.topic_tunnel,
                         help="share of cross-host links that leave their topic")
@@ -256,7 +258,7 @@ def config_from_args(args: argparse.Namespace) -> SandboxConfig:
         japanese=not args.no_japanese, content_mix=args.content_mix, js_mix=args.js_mix, seed=args.seed,
         change_min=args.change_min or (args.change_max and args.change_max / 100), change_max=args.change_max,
         time_scale=args.time_scale, crawl_delay=args.crawl_delay, importance=args.importance,
-        topics=args.topics, topic_tunnel=args.topic_tunnel,
+        importance_tail=args.importance_tail, topics=args.topics, topic_tunnel=args.topic_tunnel,
     )
     overrides = []
     probe = SandboxWeb(dataclasses.replace(base, overrides=()))
