@@ -128,7 +128,12 @@ def run_crawl(
     settings = {"STATS_FILE": str(stats_file), **(settings or {})}
     cmd = crawl_command(spider, args, settings) + list(extra)
     started = time.monotonic()
-    proc = subprocess.run(cmd, cwd=PROJECT_DIR, capture_output=True, text=True, timeout=timeout)
+    try:
+        proc = subprocess.run(cmd, cwd=PROJECT_DIR, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:  # keep what it said: a crawl that hangs must be explained
+        output = exc.stderr or b""
+        (workdir / "crawl.log").write_text(output.decode("utf-8", "replace") if isinstance(output, bytes) else output)
+        raise
     elapsed = time.monotonic() - started
     (workdir / "crawl.log").write_text(proc.stderr)
     stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
