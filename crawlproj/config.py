@@ -288,6 +288,7 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "TOPICAL_INHERIT": _unit_interval,
     "TOPICAL_TUNNEL": _number(int, 0),
     "TOPICAL_FOCUS": _boolean,
+    "TOPICAL_FOCUS_WAIT": _number(float, 0),
     "TOPICAL_MODEL": _choice("tfidf", "embedding"),
     "TOPIC_FILE": _readable_file,
     "OPT_OUT_RELOAD_SECONDS": _number(float, 0, inclusive=False),

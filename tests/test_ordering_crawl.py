@@ -93,3 +93,54 @@ def test_opt_out_list_takes_effect_mid_crawl(sandbox_factory, tmp_path):
     others = {u for u in expected if f"//{target}" not in u}
     assert others <= stored  # the other hosts are crawled in full
     assert len([u for u in stored if f"//{target}" in u]) < len(expected - others)
+
+
+def test_a_focused_crawl_fetches_the_topic_first_and_never_stalls_on_a_parked_host(sandbox_factory, tmp_path):
+    """Topical ordering at the server: on-topic pages come before off-topic ones. One on-topic
+    host answers only 503 and is parked for 10 minutes with on-topic URLs still queued: the
+    off-topic pages wait for them TOPICAL_FOCUS_WAIT at most, not for the park to end (no
+    tunnelling limit here: every page of a healthy host must come)."""
+    from urllib.parse import urlsplit
+
+    from crawlproj.sandbox.graph import TOPIC_WORDS_EN, TOPICS
+
+    sandbox = sandbox_factory("--hosts", "9", "--pages", "12", "--topics", "3", "--no-robots-mix", "--no-japanese",
+                              "--host", "1:error_rate=1.0")
+    web = sandbox.web
+    topic = web.topic_of(1)
+    failing = web.host_name(1)
+    on_topic = {web.host_name(h) for h in web.hosts if web.topic_of(h) == topic}
+    expected = {(urlsplit(u).hostname, urlsplit(u).path) for u in web.expected_crawl()} - {
+        (failing, web.path(k)) for k in range(web.size(1))}
+    settings = {"HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{tmp_path / 'crawl.db'}",
+                "MIN_INTERVAL": 0.05, "RENDER_MODE": "never", "PRIORITIZER": "topical",
+                "TOPICAL_FOCUS_WAIT": 0.5, "TOPICAL_TUNNEL": 100, "STATS_FILE": str(tmp_path / "stats.json"),
+                # two 503s in quick succession park the host, its last retry still queued
+                "RETRY_BACKOFF_BASE": 0.1, "BACKOFF_DEFAULT": 0.1, "HOST_PARK_AFTER": 2, "HOST_PARK_FOR": 600}
+    args = {"seeds": sandbox.seeds_file, "topic": " ".join(TOPIC_WORDS_EN[TOPICS[topic]][:4])}
+    proc = subprocess.Popen(crawl_command("web", args, settings), cwd=PROJECT_DIR,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 90
+        while not expected <= {(r.host, r.path) for r in sandbox.records()} and time.monotonic() < deadline:
+            time.sleep(0.1)
+        proc.terminate()  # the parked host would keep the crawl open for 10 minutes: stop it
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    records = sorted(sandbox.records(), key=lambda r: r.arrival)
+    served = {(r.host, r.path) for r in records}
+    assert expected <= served, f"{len(expected - served)} pages of healthy hosts never fetched: the crawl stalled"
+    assert sum(r.host == failing for r in records if r.path != "/robots.txt") >= 2  # it failed and was parked
+    first: dict = {}
+    for r in records:
+        if (r.host, r.path) in expected:
+            first.setdefault((r.host, r.path), len(first))
+    on = [rank for (host, _), rank in first.items() if host in on_topic]
+    off = [rank for (host, _), rank in first.items() if host not in on_topic]
+    assert sum(on) / len(on) < sum(off) / len(off)  # the topic first
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["ordering/focus_waits_expired"] >= 1 and stats.get("frontier/hosts_parked", 0) >= 1
+    assert sandbox.report(0.05)["violations"] == 0

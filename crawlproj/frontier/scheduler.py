@@ -166,6 +166,7 @@ class FrontierScheduler(BaseScheduler):
         if self.prioritizer.focused and self.crawler.settings.getbool("TOPICAL_FOCUS") and hasattr(
                 self.frontier, "hold_level"):
             self.frontier.hold_level = self.prioritizer.levels - 1  # off-topic links sink to the last level
+            self.frontier.hold_wait = self.crawler.settings.getfloat("TOPICAL_FOCUS_WAIT")
         if self.journal is not None:
             self._resume()
         self._stats_loop = task.LoopingCall(self._update_stats)
@@ -542,6 +543,8 @@ class FrontierScheduler(BaseScheduler):
             if time.monotonic() - self._ordering_saved >= self.ordering_save_every:
                 self._save_ordering()
         f, now = self.frontier, self.clock()
+        if getattr(f, "hold_expired", 0):
+            self.stats.set_value("ordering/focus_waits_expired", f.hold_expired)
         due = f.next_due()
         self.stats.set_value("frontier/queued", len(f))
         self.stats.set_value("frontier/queued_front", f.front_len)

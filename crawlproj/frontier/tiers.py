@@ -13,7 +13,8 @@ exactly when it is active, not in flight, and its queue is non-empty. So
 and a key whose queue runs dry on release is deactivated (its next-allowed
 time is remembered). Among the keys due at once (a crawl limited by its own
 throughput has many), the one whose queue head has the best level goes first:
-politeness decides when a key may go, priority decides which.
+politeness decides when a key may go, priority decides which. A due key that is
+given a better entry is filed again at that level.
 
 Refill policy (Mercator keeps about 3 back queues per fetcher): the front tier
 is pulled from until ``active_target`` keys are active, and beyond that (up
@@ -105,7 +106,11 @@ class TwoTierFrontier:
         # Keys already due, by the level of their queue's head: among due keys the most
         # important head goes first (politeness decides when a key may go, priority which).
         self.ready: list[deque[tuple[float, Hashable]]] = [deque() for _ in range(levels)]
-        self._ready_len = 0
+        # The list each ready key counts in, and since when it is due. A key whose queue gets a
+        # better head while it waits there is filed again in the better list; the entry it
+        # leaves behind is stale and skipped (else it would wait behind worse keys, and a
+        # hold_level could keep it back for good).
+        self._ready_level: dict[Hashable, tuple[int, float]] = {}
         self.in_flight: dict[Hashable, float] = {}
         self.next_allowed: dict[Hashable, float] = {}
         self.deferred: dict[Hashable, float] = {}  # key -> not before (retry back-off, parking)
@@ -124,9 +129,15 @@ class TwoTierFrontier:
         self.relevel: Callable[[Hashable, int, Any], int] | None = None
         self.max_promotions = 8
         self.max_priority_pulls = 64
-        # Levels from hold_level on go only when no better entry is queued (None: always).
+        # Levels from hold_level on go only when no better entry is queued (None: always), but
+        # never wait longer than hold_wait seconds in a row: a better entry whose host is parked
+        # or rests long must not stall the crawl.
         self.hold_level: int | None = None
+        self.hold_wait = float("inf")
+        self.hold_expired = 0  # times the wait ran out
         self._held = False
+        self._hold_since: float | None = None  # when the current wait began
+        self._hold_out = False  # the current wait ran out
         self._back_levels = [0] * levels
 
     # -- sizes -----------------------------------------------------------
@@ -143,7 +154,7 @@ class TwoTierFrontier:
         return self._back_len
 
     def due_keys(self, now: float) -> int:
-        return self._ready_len + sum(1 for t, _, _ in self.heap if t <= now)
+        return len(self._ready_level) + sum(1 for t, _, _ in self.heap if t <= now)
 
     def key_state(self, key: Hashable, now: float) -> dict:
         """What the back tier holds for ``key``: its queue (URLs of a key not yet active wait
@@ -167,13 +178,14 @@ class TwoTierFrontier:
         """The most important entry among the keys due at ``now``, marking its key in flight; else None."""
         self._refill(now)
         self._held = False
-        for bucket in self.ready:
-            while bucket:
-                if self._holds(bucket[0][1]):
+        for level, bucket in enumerate(self.ready):
+            while self._ready_head(level):
+                at, key = bucket[0]
+                if self._waits(key, now):
                     self._held = True
                     return None
-                at, key = bucket.popleft()
-                self._ready_len -= 1
+                bucket.popleft()
+                del self._ready_level[key]
                 later = self.deferred.pop(key, None)
                 if later is not None and later > max(at, now):
                     self._schedule(key, later)  # deferred while it waited: not due after all
@@ -225,9 +237,13 @@ class TwoTierFrontier:
 
     def next_due(self) -> float | None:
         """When the earliest scheduled key becomes due (None when nothing is scheduled)."""
-        if self._ready_len and not self._held:
-            return min(bucket[0][0] for bucket in self.ready if bucket)
-        return self.heap[0][0] if self.heap else None
+        if self._ready_level and not self._held:
+            return min(self.ready[level][0][0] for level in range(self.levels) if self._ready_head(level))
+        due = self.heap[0][0] if self.heap else None
+        if self._held and self._hold_since is not None and self.hold_wait != float("inf"):
+            until = self._hold_since + self.hold_wait  # the held keys go then at the latest
+            due = until if due is None else min(due, until)
+        return due
 
     def has_pending(self) -> bool:
         return bool(self._front_len or self._back_len)
@@ -238,7 +254,7 @@ class TwoTierFrontier:
         heapq.heappush(self.heap, (at, self._seq, key))
 
     def _nothing_due(self, now: float) -> bool:
-        return not self._ready_len and (not self.heap or self.heap[0][0] > now)
+        return not self._ready_level and (not self.heap or self.heap[0][0] > now)
 
     def _refill(self, now: float) -> None:
         while self._front_len and (
@@ -252,7 +268,7 @@ class TwoTierFrontier:
             if not self._front_len or len(self.back) >= self.max_active:
                 break
             best_front = next(i for i, q in enumerate(self.front) if len(q))
-            best_ready = next((i for i, b in enumerate(self.ready) if b), self.levels)
+            best_ready = next((i for i in range(self.levels) if self._ready_head(i)), self.levels)
             if best_front >= best_ready:
                 break
             key, level, entry = self._pull_level(best_front)
@@ -270,6 +286,17 @@ class TwoTierFrontier:
         queue.append((level, entry))
         self._back_len += 1
         self._back_levels[level] += 1
+        filed = self._ready_level.get(key)
+        if filed is not None and level < filed[0]:  # due, and now with a better head: file it again
+            self.ready[level].append((filed[1], key))
+            self._ready_level[key] = (level, filed[1])
+
+    def _ready_head(self, level: int) -> bool:
+        """Whether ready list ``level`` holds a key, dropping the stale entries at its head."""
+        bucket = self.ready[level]
+        while bucket and self._ready_level.get(bucket[0][1], (None,))[0] != level:
+            bucket.popleft()  # the key went, or was filed in a better list
+        return bool(bucket)
 
     def _holds(self, key: Hashable) -> bool:
         """Whether ``key`` must wait although due: its head is at ``hold_level`` or worse while a
@@ -279,12 +306,28 @@ class TwoTierFrontier:
             return False
         return any(self._back_levels[i] or len(self.front[i]) for i in range(self.hold_level))
 
+    def _waits(self, key: Hashable, now: float) -> bool:
+        """Whether due ``key`` must wait for better entries (see :meth:`_holds`), which it does
+        for at most ``hold_wait`` seconds in a row."""
+        if not self._holds(key):
+            self._hold_since = None  # it goes (a better entry, or nothing better left): a later wait starts afresh
+            return False
+        if self._hold_since is None:
+            self._hold_since, self._hold_out = now, False
+        if now - self._hold_since < self.hold_wait:
+            return True
+        if not self._hold_out:  # each wait that runs out counts once
+            self._hold_out = True
+            self.hold_expired += 1
+        return False
+
     def _move_due(self, now: float) -> None:
         """Keys whose time has come leave the heap for the ready list of their head's level."""
         while self.heap and self.heap[0][0] <= now:
             at, _, key = heapq.heappop(self.heap)
-            self.ready[self.back[key].head_level()].append((at, key))
-            self._ready_len += 1
+            level = self.back[key].head_level()
+            self.ready[level].append((at, key))
+            self._ready_level[key] = (level, at)
 
     def _pull_front(self) -> tuple[Hashable, int, Any]:
         for _ in range(self.max_promotions):

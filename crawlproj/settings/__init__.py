@@ -150,6 +150,9 @@ TOPICAL_TUNNEL = 1
 #: A focused crawl fetches off-topic links (the last level) only when no on-topic URL is left
 #: to fetch, not whenever the on-topic hosts must rest: fewer pages wasted, a slower crawl.
 TOPICAL_FOCUS = True
+#: ... but off-topic links wait at most this many seconds in a row for on-topic ones: an
+#: on-topic host that is parked (HOST_PARK_FOR) or suspended must not stall the crawl.
+TOPICAL_FOCUS_WAIT = 60.0
 #: The operator's opt-out list: one host, domain or URL prefix a line; re-read when it changes.
 #: In the distributed profile the Redis set <REDIS_PREFIX>:opt_out is read too.
 OPT_OUT_FILE = ""
