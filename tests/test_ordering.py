@@ -141,6 +141,50 @@ def test_frontier_hold_level_waits_for_better_entries():
     assert f.pop(11.0) == ("off", "off1")  # nothing on topic left: off-topic goes
 
 
+def test_a_due_key_given_a_better_entry_is_filed_again_and_not_held_behind_worse_keys():
+    """A due key whose queue gets a better head goes ahead of the keys due with its old head:
+    left behind an off-topic key, the hold would keep both back for good."""
+    f = TwoTierFrontier(levels=4, active_target=10)
+    f.hold_level = 3
+    f.push("x", "x-on", 1)
+    f.push("a", "a-off", 3)
+    f.push("b", "b-off", 3)
+    assert f.pop(0.0) == ("x", "x-on")  # a and b are due, off topic, a first
+    f.release("x", 100.0)
+    f.push("b", "b-on", 1)  # b, already due, is linked on topic
+    assert f.pop(0.1) == ("b", "b-on")
+    f.release("b", 0.2)
+    assert f.pop(0.2) == ("a", "a-off") and f.pop(0.2) == ("b", "b-off")
+    f.release("a", 1.0)
+    f.release("b", 1.0)
+    assert f.pop(1.0) is None and f.next_due() is None and not f.has_pending()
+
+
+def test_frontier_hold_waits_at_most_hold_wait_for_a_parked_host():
+    """A better entry whose host is parked for long holds the rest back for hold_wait seconds
+    in a row at most: the crawl goes on, and the wait starts afresh once a better entry went."""
+    f = TwoTierFrontier(levels=4, active_target=10)
+    f.hold_level, f.hold_wait = 3, 5.0
+    f.push("on", "on1", 1)
+    f.push("on", "on2", 1)
+    for i in range(3):
+        f.push("off", f"off{i}", 3)
+    assert f.pop(0.0) == ("on", "on1")
+    f.release("on", 1800.0)  # parked for half an hour
+    assert f.pop(0.5) is None
+    assert f.next_due() == 5.5  # woken when the wait runs out, not at the parked host's time
+    assert f.pop(5.4) is None
+    assert f.pop(5.5) == ("off", "off0") and f.hold_expired == 1
+    f.release("off", 5.6)
+    assert f.pop(5.6) == ("off", "off1")  # still waited out: no new 5 s for each entry
+    f.release("off", 5.7)
+    assert f.pop(1800.0) == ("on", "on2")  # a better entry went: the next wait starts afresh
+    f.release("on", 1900.0)
+    f.push("on", "on3", 1)
+    assert f.pop(1800.1) is None and f.next_due() == 1805.1
+    assert f.pop(1805.1) == ("off", "off2") and f.hold_expired == 2
+
+
 def test_topical_relevance_and_tunnelling():
     assert list(terms("The Telescope, and 天文学")) == ["telescope", "天文", "文学"]
     model = RelevanceModel.from_query("astronomy telescope 天文")
@@ -208,3 +252,45 @@ def test_embedding_relevance_loads_offline_and_generalises(monkeypatch):
     off = [model.score(t) for t in ("butter flour garlic simmer the sauce", "stock market dividend bond")]
     assert on > related > threshold > max(off) and model.score("   ") == 0.0
     assert model.score("天文 望遠鏡 惑星 の 観測") > model.score("料理 台所 小麦粉")
+
+
+def test_opic_cash_goes_only_to_the_links_the_tunnel_budget_lets_through():
+    """With OPIC mixed with topical ordering, a page beyond its tunnel budget keeps only its
+    on-topic links, and its whole cash is split among them (none leaves the system)."""
+    import asyncio
+
+    from scrapy import Request, Spider
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.test import get_crawler
+
+    from crawlproj.items import PageItem
+    from crawlproj.ordering.middleware import OrderingMiddleware
+
+    crawler = get_crawler(Spider, {"PRIORITIZER": "opic:0.5,topical:0.5", "TOPIC": "astronomy telescope",
+                                   "TOPICAL_TUNNEL": 0, "TOPICAL_MODEL": "tfidf"})
+    crawler.spider = Spider("t")
+    crawler._apply_settings()
+    middleware = OrderingMiddleware.from_crawler(crawler)
+    body = b"<html><head><title>Recipes</title></head><body><p>butter flour garlic simmer</p></body></html>"
+    response = HtmlResponse("http://a.test/", body=body, request=Request(
+        "http://a.test/", meta={"opic_cash": 0.9, "irrelevant_hops": 3}))
+    anchors = {"http://a.test/1": "telescope astronomy", "http://a.test/2": "butter", "http://a.test/3": "flour",
+               "http://a.test/4": "astronomy comet"}
+    page = PageItem(url=response.url, final_url=response.url, host="a.test", status=200, content_type="text/html",
+                    charset="utf-8", fetched_at=0.0, fetch_duration=0.0, bytes=len(body), content_hash="",
+                    title="Recipes", depth=3, links=[(u, a, False) for u, a in anchors.items()], body=body)
+
+    async def outputs():
+        for url in list(anchors) + ["http://a.test/1"]:  # a repeated link counts once
+            yield Request(url)
+        yield page
+
+    async def collect():
+        return [o async for o in middleware.process_spider_output(response, outputs())]
+
+    out = asyncio.run(collect())
+    followed = [o for o in out if isinstance(o, Request)]
+    assert sorted(r.url for r in followed) == ["http://a.test/1", "http://a.test/4"]
+    assert [r.meta["opic_share"] for r in followed] == [pytest.approx(0.45)] * 2
+    assert sum(r.meta["opic_share"] for r in followed) == pytest.approx(0.9)  # conserved
+    assert crawler.stats.get_value("topical/tunnel_dropped") == 2 and page in out

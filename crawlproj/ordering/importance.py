@@ -59,12 +59,34 @@ class Component:
 
 
 class Tracked(Component):
-    """A component keeping one table (URL fingerprint or site -> value) of waiting URLs."""
+    """A component keeping one table (URL fingerprint or site -> number) of waiting URLs.
+
+    Components change the table only through :meth:`add`, :meth:`pop` and :meth:`value`,
+    so the distributed scheduler can keep it in Redis instead
+    (:mod:`crawlproj.distributed.ordering`).
+    """
 
     dynamic = True
 
     def __init__(self) -> None:
         self.table: dict = {}
+
+    def add(self, field: object, amount: float, create: bool) -> None:
+        """Add ``amount`` to ``field``, creating it if ``create`` (else only while it exists);
+        a decrement that brings it to 0 or below removes it."""
+        if not create and field not in self.table:
+            return
+        value = self.table.get(field, 0) + amount
+        if amount < 0 and value <= 0:
+            self.table.pop(field, None)
+        else:
+            self.table[field] = value
+
+    def pop(self, field: object, default: float) -> float:
+        return self.table.pop(field, default)
+
+    def value(self, field: object, default: float) -> float:
+        return self.table.get(field, default)
 
     def state(self) -> object:
         return self.table
@@ -92,16 +114,16 @@ class Opic(Tracked):
     def admit(self, key: int, host: str, meta: dict, new: bool) -> None:
         share = meta.get("opic_share")
         if new:
-            self.table[key] = self.table.get(key, 0.0) + (self.seed_cash if share is None else share)
-        elif share and key in self.table:  # only URLs still waiting gather cash
-            self.table[key] += share
+            self.add(key, self.seed_cash if share is None else share, create=True)
+        elif share:  # only URLs still waiting gather cash
+            self.add(key, share, create=False)
 
     def take(self, key: int, host: str, meta: dict) -> None:
         # A retried request already carries its cash: add, never replace.
-        meta["opic_cash"] = meta.get("opic_cash", 0.0) + self.table.pop(key, 0.0)
+        meta["opic_cash"] = meta.get("opic_cash", 0.0) + self.pop(key, 0.0)
 
     def score(self, key: int, url: str, host: str, meta: dict) -> float:
-        return self.table.get(key, meta.get("opic_cash", 0.0))
+        return self.value(key, meta.get("opic_cash", 0.0))
 
     @staticmethod
     def shares(cash: float, links: int) -> float:
@@ -121,16 +143,14 @@ class Backlinks(Tracked):
 
     def admit(self, key: int, host: str, meta: dict, new: bool) -> None:
         linked = 1 if meta.get("depth", 0) > 0 else 0  # a seed has no in-link
-        if new:
-            self.table[key] = self.table.get(key, 0) + linked
-        elif key in self.table:
-            self.table[key] += linked
+        if new or linked:
+            self.add(key, linked, create=new)
 
     def take(self, key: int, host: str, meta: dict) -> None:
-        meta["backlinks"] = self.table.pop(key, meta.get("backlinks", 0))
+        meta["backlinks"] = self.pop(key, meta.get("backlinks", 0))
 
     def score(self, key: int, url: str, host: str, meta: dict) -> float:
-        return 1.0 + self.table.get(key, meta.get("backlinks", 0))
+        return 1.0 + self.value(key, meta.get("backlinks", 0))
 
 
 class LargerSites(Tracked):
@@ -144,17 +164,13 @@ class LargerSites(Tracked):
 
     def admit(self, key: int, host: str, meta: dict, new: bool) -> None:
         if new:
-            self.table[host] = self.table.get(host, 0) + 1
+            self.add(host, 1, create=True)
 
     def take(self, key: int, host: str, meta: dict) -> None:
-        left = self.table.get(host, 0) - 1
-        if left > 0:
-            self.table[host] = left
-        else:
-            self.table.pop(host, None)
+        self.add(host, -1, create=False)
 
     def score(self, key: int, url: str, host: str, meta: dict) -> float:
-        return 1.0 + self.table.get(host, 0)
+        return 1.0 + self.value(host, 0)
 
 
 class Depth(Component):

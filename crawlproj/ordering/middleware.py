@@ -4,8 +4,8 @@ For every page it sees the page's links together (the spider yields them before
 the page item, so the output is gathered first) and:
 
 * sends each target once per page (a page counts once as a backlink);
-* OPIC: gives each link an equal share of the cash the page arrived with
-  (``meta["opic_cash"]``, put there by the frontier at dequeue);
+* OPIC: gives each link it lets through an equal share of the cash the page
+  arrived with (``meta["opic_cash"]``, put there by the frontier at dequeue);
 * topical crawling: scores the page's main text and each anchor against the
   topic, gives each link ``topic_score`` (:func:`~.topical.link_score`) and the
   count of irrelevant pages in a row behind it, and drops links that have
@@ -84,11 +84,14 @@ class OrderingMiddleware:
             if request.url in seen:
                 dropped.add(id(request))  # the frontier would drop it anyway; one backlink per page
             seen.add(request.url)
-        share = Opic.shares(response.meta.get("opic_cash", 0.0), len(seen)) if self.opic else 0.0
         if self.model is not None:
             dropped |= self._topical(response, page, links, dropped)
-        for request in links:
-            if self.opic and id(request) not in dropped:
+        if self.opic:
+            # The cash goes only to the links followed: a share for a link the tunnel budget
+            # dropped would leave the system, and OPIC conserves cash.
+            followed = [request for request in links if id(request) not in dropped]
+            share = Opic.shares(response.meta.get("opic_cash", 0.0), len(followed))
+            for request in followed:
                 request.meta["opic_share"] = share
         for output in outputs:
             if id(output) not in dropped:

@@ -87,6 +87,7 @@ class Prioritizer:
             else:
                 component = (STATEFUL.get(name) or STATELESS[name])()
             self.components.append((component, weight))
+        self.weight = sum(w for _, w in self.components)
         self.dynamic = any(c.dynamic for c, _ in self.components)
         self.focused = any(c.name == "topical" for c, _ in self.components)
         self.means: list[float | None] = [None] * len(self.components)
@@ -96,7 +97,7 @@ class Prioritizer:
         self.waiting: dict[int, list] = {}
 
     def replace(self, name: str, component: Component) -> None:
-        """Swap the component called ``name`` (the distributed scheduler's shared OPIC)."""
+        """Swap the component called ``name`` (the distributed scheduler's shared tables)."""
         self.components = [(component if c.name == name else c, w) for c, w in self.components]
 
     # -- the frontier's calls ----------------------------------------------
@@ -130,7 +131,7 @@ class Prioritizer:
                 reference = math.exp(log_mean) if log_mean is not None else None
             if reference:
                 total += weight * s / reference
-        total /= sum(w for _, w in self.components)
+        total /= self.weight
         if total <= 0:
             return self.levels - 1
         return min(max(self.mid - math.floor(math.log2(total)), 0), self.levels - 1)
