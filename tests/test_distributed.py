@@ -3,6 +3,7 @@
 import time
 
 import redis
+from scrapy import Request
 
 from crawlproj.distributed.dupefilter import RedisBloomDupeFilter, bloom_shape
 from crawlproj.distributed.frontier import RedisFrontier, partition_of
@@ -107,9 +108,12 @@ def test_urls_are_marked_seen_with_their_push(redis_server):
     seen = RedisBloomDupeFilter(redis.Redis.from_url(redis_server.url), "t:seen", 10_000, 0.001)
     a.seen = seen
     a.push("h", entry("http://h/1"))
-    assert not seen._check(keys=[seen.key], args=seen.offsets("http://h/1"))  # buffered: not yet seen
+    assert not seen._check(keys=[seen.key], args=seen.offsets("http://h/1"))  # buffered: not yet in the bitmap
+    # ... but a second link to it is not new: the scheduler must not count (or admit) it twice
+    assert seen.request_seen(Request("http://h/1")) and not seen.request_seen(Request("http://h/3"))
     a.push("h", entry("http://h/1"))  # found twice before the flush
     a.flush()
+    assert not seen.pending and seen.request_seen(Request("http://h/1"))
     assert seen._check(keys=[seen.key], args=seen.offsets("http://h/1"))
     assert a.counts(max_age=0) == (1, 0)  # queued once
     a._pushes.clear()  # a worker killed before its flush: nothing was marked, nothing is lost
@@ -243,3 +247,39 @@ def test_opic_cash_is_shared_by_the_workers(redis_server):
     b.admit(2, "h", {"opic_share": 0.5}, new=False)  # fetched: no longer gathers cash
     b.flush()
     assert client.hget("t:opic", "2") is None
+
+
+def test_backlinks_and_site_sizes_are_shared_by_the_workers(redis_server):
+    """Backlinks and larger-sites state lives in Redis: what one worker counts, another reads
+    (after a flush) and takes; a site's count goes when its last waiting URL does."""
+    from crawlproj.distributed.ordering import RedisBacklinks, RedisLargerSites
+
+    client = redis.Redis.from_url(redis_server.url)
+    a, b = RedisBacklinks(client, "t:backlinks", flush_every=60), RedisBacklinks(client, "t:backlinks", flush_every=60)
+    a.admit(7, "x", {"depth": 1}, new=True)
+    assert a.score(7, "", "x", {}) == 2.0  # one in-link, not sent yet
+    a.flush()
+    b.admit(7, "x", {"depth": 2}, new=False)  # the same URL, linked from a page b fetched
+    b.flush()
+    assert b.score(7, "", "x", {}) == 3.0  # b saw the shared count when it sent its link
+    a.take(7, "x", meta := {})
+    assert meta["backlinks"] == 2 and client.hget("t:backlinks", "7") is None
+    b.admit(7, "x", {"depth": 3}, new=False)  # fetched: counts no more
+    b.flush()
+    assert client.hlen("t:backlinks") == 0 and len(a) == 0
+
+    sa, sb = RedisLargerSites(client, "t:sites", flush_every=60), RedisLargerSites(client, "t:sites", flush_every=60)
+    for key in (1, 2, 3):
+        sa.admit(key, "big.test", {}, new=True)
+    sb.admit(4, "big.test", {}, new=True)
+    sb.admit(5, "small.test", {}, new=True)
+    sa.flush()
+    sb.flush()
+    assert sb.score(0, "", "big.test", {}) == 5.0 and sb.score(0, "", "small.test", {}) == 2.0
+    sa.take(5, "small.test", {})
+    sa.flush()
+    assert client.hget("t:sites", "small.test") is None and float(client.hget("t:sites", "big.test")) == 4.0
+    sa.admit(6, "new.test", {}, new=True)
+    sa.take(6, "new.test", {})  # found and taken before any flush: the site has nothing waiting
+    sa.flush()
+    assert client.hget("t:sites", "new.test") is None

@@ -50,7 +50,8 @@ def start_worker(settings, seeds, name, tmp_path):
 def test_kill_9_of_a_worker_loses_nothing_and_politeness_holds(redis_server, sandbox_factory, tmp_path):
     sandbox = sandbox_factory("--hosts", "16", "--pages", "24")
     expected = sandbox.web.expected_pages()  # reachable, fetched and not noindex
-    settings = distributed_settings(redis_server, sandbox, tmp_path)
+    # Importance ordering, its state in Redis: a kill -9 loses no page of it either.
+    settings = distributed_settings(redis_server, sandbox, tmp_path, PRIORITIZER="opic:0.5,backlinks:0.5")
     # `scrapy dashboard`: the whole crawl's view from Redis, served with no crawl of its own
     # (started first: a Python start-up must not delay the kill below).
     url_file = tmp_path / "cluster.dashboard.json"
@@ -59,7 +60,10 @@ def test_kill_9_of_a_worker_loses_nothing_and_politeness_holds(redis_server, san
                "-s", f"DASHBOARD_URL_FILE={url_file}", "-s", "DASHBOARD_INTERVAL=0.3"]
     viewer = subprocess.Popen(command, cwd=PROJECT_DIR, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     one = start_worker(settings, sandbox.seeds_file, "w1", tmp_path)
-    two = start_worker(settings, sandbox.seeds_file, "w2", tmp_path)
+    # w2 stores nothing before it is killed: everything it fetched is still pending in Redis,
+    # so the survivors must put it back (else the kill could land when w2 had nothing unstored).
+    two = start_worker({**settings, "STORE_FLUSH_INTERVAL": 600, "STORE_BATCH_SIZE": 100_000},
+                       sandbox.seeds_file, "w2", tmp_path)
     workers = [viewer, one, two]
     try:
         deadline = time.monotonic() + 90
@@ -153,8 +157,14 @@ def test_scrapy_seed_feeds_a_running_crawl(redis_server, sandbox_factory, tmp_pa
     sandbox = sandbox_factory("--hosts", "4", "--pages", "8", "--no-robots-mix")
     empty = tmp_path / "no-seeds.txt"
     empty.write_text("# the workers start with nothing: the seeds come through Redis\n")
-    # OPIC ordering, its cash in Redis (RedisOpic): the crawl must still be complete.
-    settings = distributed_settings(redis_server, sandbox, tmp_path, PRIORITIZER="opic")
+    # Importance ordering with its state in Redis (OPIC cash, backlinks, site sizes): the crawl
+    # must still be complete, and Redis (not the worker) must have held the state.
+    settings = distributed_settings(redis_server, sandbox, tmp_path,
+                                    PRIORITIZER="opic:0.4,backlinks:0.3,larger_sites:0.3")
+    client = redis.Redis.from_url(redis_server.url)
+    client.config_set("notify-keyspace-events", "Kh")  # hash commands on keys, published
+    events = client.pubsub()
+    events.psubscribe("__keyspace@*__:test:*")
     worker = start_worker({**settings, "WORKER_IDLE_TIMEOUT": 8}, str(empty), "w1", tmp_path)
     try:
         time.sleep(3)
@@ -170,5 +180,12 @@ def test_scrapy_seed_feeds_a_running_crawl(redis_server, sandbox_factory, tmp_pa
     with sqlite3.connect(tmp_path / "shards" / "w1" / "crawl.db") as conn:
         pages = {url for (url,) in conn.execute("SELECT url FROM pages")}
     assert pages == sandbox.web.expected_pages()
-    assert redis.Redis.from_url(redis_server.url).hlen("test:opic") == 0  # every URL's cash was taken
+    seen: dict[str, set] = {}
+    while (message := events.get_message(timeout=0.5)) is not None:
+        if message["type"] == "pmessage":
+            seen.setdefault(message["channel"].decode().split(":", 1)[1], set()).add(message["data"].decode())
+    events.close()
+    for table in ("test:opic", "test:backlinks", "test:larger_sites"):
+        assert {"hincrbyfloat", "hdel"} <= seen.get(table, set()), (table, seen)
+        assert client.hlen(table) == 0  # every waiting URL's entry was taken
     assert "'ordering/tracked': 0" in (tmp_path / "w1.log").read_text()

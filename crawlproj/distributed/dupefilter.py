@@ -46,6 +46,9 @@ class RedisBloomDupeFilter(BaseDupeFilter):
             raise ValueError(f"URLSEEN_CAPACITY={capacity} needs {self.bits} bits; a Redis bitmap holds 2^32")
         self._add = client.register_script(scripts.BLOOM_ADD)
         self._check = client.register_script(scripts.BLOOM_CHECK)
+        # URL keys this worker's frontier holds in its push buffer: their bits are set with the
+        # push, so until it is sent the bitmap alone would call a second link to them new.
+        self.pending: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisBloomDupeFilter:
@@ -55,7 +58,8 @@ class RedisBloomDupeFilter(BaseDupeFilter):
 
     def request_seen(self, request: Request) -> bool:
         """Only tests: the frontier sets the bits atomically with the push (see :data:`.scripts.PUSH`)."""
-        return bool(self._check(keys=[self.key], args=self.offsets(url_key(request))))
+        key = url_key(request)
+        return key in self.pending or bool(self._check(keys=[self.key], args=self.offsets(key)))
 
     def offsets(self, key: str) -> list[int]:
         return bit_offsets(key, self.bits, self.hashes)

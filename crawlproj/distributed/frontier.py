@@ -82,11 +82,12 @@ class RedisFrontier:
     # -- TwoTierFrontier's interface ---------------------------------------------
     def push(self, key: Hashable, entry: dict, level: int = 0) -> None:
         level = min(max(int(level), 0), self.levels - 1)
-        fp = fingerprint(key_of(entry["method"], entry["url"], entry["body"]))
-        item = str(fp).encode() + b"\t" + pickle.dumps(entry, protocol=5)
+        ukey = key_of(entry["method"], entry["url"], entry["body"])
+        item = str(fingerprint(ukey)).encode() + b"\t" + pickle.dumps(entry, protocol=5)
         bloom: list = []
         if self.seen is not None and not entry.get("dont_filter"):
-            bloom = [self.seen.key, *self.seen.offsets(key_of(entry["method"], entry["url"], entry["body"]))]
+            bloom = [self.seen.key, *self.seen.offsets(ukey)]
+            self.seen.pending.add(ukey)
         self._pushes.append((self._part(key), str(key), level, item, bloom))
         if len(self._pushes) >= 500:
             self.flush()
@@ -101,6 +102,8 @@ class RedisFrontier:
         for part, key, level, item, bloom in pushes:
             self._scripts["PUSH"](args=[self.prefix, part, key, level, item, now, *bloom], client=pipe)
         pipe.execute()
+        if self.seen is not None:
+            self.seen.pending.clear()  # their bits are set now
         if any(part in self.owned for part, *_ in pushes):
             self.wake()  # a new host of ours may be due at once
 

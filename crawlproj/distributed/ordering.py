@@ -1,11 +1,16 @@
-"""OPIC cash shared by every worker, in one Redis hash (``<REDIS_PREFIX>:opic``).
+"""Importance state shared by every worker: OPIC cash, backlinks and site sizes in Redis.
 
-A link found by one worker may be fetched by another, so the cash a waiting URL
-gathers must be where every worker can take it. Increments are buffered and sent
-in one script call every ``flush_every`` seconds (and before any take); a take
-reads and deletes the URL's cash in one script call, so a URL's cash is spent
-once. Links to URLs no longer waiting add nothing (the script checks), so the
-hash holds waiting URLs only, as the local table does.
+A link found by one worker may be fetched by another, so what a waiting URL (or a
+site) gathers must be where every worker can read and take it. Each component keeps
+its table in one hash (``<REDIS_PREFIX>:opic``, ``:backlinks``, ``:larger_sites``),
+and Redis's persistence is its journal, as it is the frontier's.
+
+Increments are buffered and sent in one script call every ``flush_every`` seconds
+(and before any take); a take reads and deletes a field in one script call, so
+OPIC cash is spent once. Increments to fields that no longer exist add nothing
+unless they create them (the script checks), so a hash holds waiting URLs only, as
+the local table does. A score reads no Redis: it is the value last seen (the
+flush returns each field's new value) plus what is not sent yet.
 """
 
 from __future__ import annotations
@@ -14,45 +19,59 @@ import time
 
 import redis
 
-from ..ordering.importance import Opic
+from ..ordering.importance import Backlinks, LargerSites, Opic, Tracked
 
-# KEYS[1] the hash; ARGV: field, amount, new (1/0), ... New URLs are created; known ones
-# gather cash only while they wait (their field exists).
+# KEYS[1] the hash; ARGV: field, amount, create (1/0), ... Returns each field's new value
+# (false when it does not exist). A decrement to 0 or below removes the field.
 ADD = """
+local out = {}
 for i = 1, #ARGV, 3 do
+  local value = false
   if ARGV[i + 2] == '1' or redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then
-    redis.call('HINCRBYFLOAT', KEYS[1], ARGV[i], ARGV[i + 1])
+    value = redis.call('HINCRBYFLOAT', KEYS[1], ARGV[i], ARGV[i + 1])
+    if tonumber(ARGV[i + 1]) < 0 and tonumber(value) <= 0 then
+      redis.call('HDEL', KEYS[1], ARGV[i])
+      value = false
+    end
   end
+  out[#out + 1] = value
 end
-return 0
+return out
 """
-# KEYS[1] the hash; ARGV[1] the field: its cash, and the field is gone.
+# KEYS[1] the hash; ARGV[1] the field: its value, and the field is gone.
 TAKE = """
-local cash = redis.call('HGET', KEYS[1], ARGV[1])
-if cash then redis.call('HDEL', KEYS[1], ARGV[1]) end
-return cash
+local value = redis.call('HGET', KEYS[1], ARGV[1])
+if value then redis.call('HDEL', KEYS[1], ARGV[1]) end
+return value
 """
 
 
-class RedisOpic(Opic):
-    """:class:`~crawlproj.ordering.importance.Opic` with its table in Redis."""
+class SharedTable(Tracked):
+    """The storage of a :class:`~crawlproj.ordering.importance.Tracked` component in a Redis
+    hash; mixed in before the component (``class RedisOpic(SharedTable, Opic)``)."""
 
-    def __init__(self, client: redis.Redis, key: str, flush_every: float = 0.2, seed_cash: float = 1.0) -> None:
-        super().__init__(seed_cash)
+    #: Values last seen, kept for at most this many fields (then forgotten: a score falls
+    #: back on what the request carries).
+    max_known = 100_000
+
+    def __init__(self, client: redis.Redis, key: str, flush_every: float = 0.2, **kwargs) -> None:
+        super().__init__(**kwargs)
         self.r, self.key, self.flush_every = client, key, flush_every
         self._add = client.register_script(ADD)
         self._take = client.register_script(TAKE)
-        self._pending: dict[int, list] = {}  # fingerprint -> [amount, new]
+        self._pending: dict[object, list] = {}  # field -> [amount, create]
+        self._known: dict[object, float] = {}
         self._flushed = time.monotonic()
 
-    def admit(self, key: int, host: str, meta: dict, new: bool) -> None:
-        share = meta.get("opic_share")
-        amount = (self.seed_cash if share is None else share) if new else (share or 0.0)
-        if not amount and not new:
-            return
-        pending = self._pending.setdefault(key, [0.0, False])
+    def add(self, field: object, amount: float, create: bool) -> None:
+        pending = self._pending.get(field)
+        if pending is not None and (amount < 0) != (pending[0] < 0):
+            # An increment and a decrement do not merge: +1 then -1 would send a net 0 that
+            # creates the field, where the local table creates it and then removes it.
+            self.flush()
+        pending = self._pending.setdefault(field, [0.0, False])
         pending[0] += amount
-        pending[1] = pending[1] or new
+        pending[1] = pending[1] or create
         if time.monotonic() - self._flushed >= self.flush_every or len(self._pending) >= 1000:
             self.flush()
 
@@ -60,21 +79,30 @@ class RedisOpic(Opic):
         self._flushed = time.monotonic()
         if not self._pending:
             return
-        args: list = []
-        for key, (amount, new) in self._pending.items():
-            args += [str(key), repr(amount), "1" if new else "0"]
+        fields, args = list(self._pending), []
+        for field in fields:
+            amount, create = self._pending[field]
+            args += [str(field), repr(amount), "1" if create else "0"]
         self._pending.clear()
-        self._add(keys=[self.key], args=args)
+        if len(self._known) > self.max_known:
+            self._known.clear()
+        for field, value in zip(fields, self._add(keys=[self.key], args=args)):
+            if value is None:
+                self._known.pop(field, None)
+            else:
+                self._known[field] = float(value)
 
-    def take(self, key: int, host: str, meta: dict) -> None:
+    def pop(self, field: object, default: float) -> float:
         self.flush()
-        cash = self._take(keys=[self.key], args=[str(key)])
-        meta["opic_cash"] = meta.get("opic_cash", 0.0) + (float(cash) if cash is not None else 0.0)
+        self._known.pop(field, None)
+        value = self._take(keys=[self.key], args=[str(field)])
+        return float(value) if value is not None else default
 
-    def score(self, key: int, url: str, host: str, meta: dict) -> float:
-        # A new URL's cash is what it was just given (not sent yet); a requeued one carries its own.
-        pending = self._pending.get(key)
-        return pending[0] if pending is not None else meta.get("opic_cash", 0.0)
+    def value(self, field: object, default: float) -> float:
+        known, pending = self._known.get(field), self._pending.get(field)
+        if known is None and pending is None:
+            return default
+        return (known or 0.0) + (pending[0] if pending is not None else 0.0)
 
     def state(self) -> object:
         return None  # Redis holds it (and persists it with its AOF)
@@ -84,3 +112,19 @@ class RedisOpic(Opic):
 
     def __len__(self) -> int:
         return int(self.r.hlen(self.key))
+
+
+class RedisOpic(SharedTable, Opic):
+    """:class:`~crawlproj.ordering.importance.Opic` with its cash in Redis."""
+
+
+class RedisBacklinks(SharedTable, Backlinks):
+    """:class:`~crawlproj.ordering.importance.Backlinks` with its in-link counts in Redis."""
+
+
+class RedisLargerSites(SharedTable, LargerSites):
+    """:class:`~crawlproj.ordering.importance.LargerSites` with its site counts in Redis."""
+
+
+#: The components whose state the distributed scheduler keeps in Redis, by name.
+SHARED = {cls.name: cls for cls in (RedisOpic, RedisBacklinks, RedisLargerSites)}

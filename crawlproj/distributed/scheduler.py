@@ -14,7 +14,7 @@ from ..frontier.scheduler import FrontierScheduler
 from . import connection
 from .dupefilter import RedisBloomDupeFilter
 from .frontier import RedisFrontier
-from .ordering import RedisOpic
+from .ordering import SHARED, SharedTable
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +43,11 @@ class DistributedScheduler(FrontierScheduler):
             batch=s.getint("REDIS_POP_BATCH"), lease_seconds=s.getfloat("HOST_LEASE"),
             worker_ttl=s.getfloat("WORKER_TTL"), clock=self.clock)
         self.frontier.group_cap = self.per_ip
-        # OPIC cash must follow a URL to whichever worker fetches it: one hash for all of them.
-        self.prioritizer.replace("opic", RedisOpic(self.frontier.r, f"{s.get('REDIS_PREFIX')}:opic"))
+        # Importance state must follow a URL to whichever worker fetches it: a hash for all of them.
+        for component, _ in self.prioritizer.components:
+            if component.name in SHARED:
+                self.prioritizer.replace(component.name, SHARED[component.name](
+                    self.frontier.r, f"{s.get('REDIS_PREFIX')}:{component.name}"))
         if isinstance(dupefilter, RedisBloomDupeFilter):
             self.frontier.seen = dupefilter
         self._heartbeat: task.LoopingCall | None = None
@@ -74,6 +77,9 @@ class DistributedScheduler(FrontierScheduler):
     def close(self, reason: str) -> None:
         if self._heartbeat is not None and self._heartbeat.running:
             self._heartbeat.stop()
+        for component, _ in self.prioritizer.components:
+            if isinstance(component, SharedTable):
+                component.flush()  # the last takes' decrements, not sent yet
         self.frontier.leave()
         super().close(reason)
 
