@@ -8,14 +8,13 @@ dashboard. It only looks: pause and stop a worker from that worker's dashboard.
 
 from __future__ import annotations
 
-import secrets
 import time
 
 from scrapy.commands import ScrapyCommand
 
 from ..dashboard import cluster
 from ..dashboard.board import RateSeries
-from ..dashboard.server import DashboardResource, listen
+from ..dashboard.server import DashboardResource, listen, tokens_from_settings
 from ..distributed import connection
 
 
@@ -36,11 +35,10 @@ class Command(ScrapyCommand):
         s = self.settings
         client = connection.from_settings(s)
         prefix = cluster.key_prefix(s.get("REDIS_PREFIX"))
-        tokens = (s.get("DASHBOARD_TOKEN") or secrets.token_urlsafe(18),
-                  s.get("DASHBOARD_READONLY_TOKEN") or secrets.token_urlsafe(18))
+        tokens = tokens_from_settings(s)
         resource = DashboardResource(*tokens, control=_look_only)
         interval = s.getfloat("DASHBOARD_INTERVAL")
-        series, started = RateSeries(keep=int(600 / max(interval, 0.1))), time.time()
+        series, started = RateSeries.ten_minutes(interval), time.time()
 
         def tick() -> None:
             now = time.time()

@@ -26,6 +26,11 @@ class RateSeries:
         self.window = window
         self._counts: deque[tuple[float, float]] = deque()
 
+    @classmethod
+    def ten_minutes(cls, tick_seconds: float) -> RateSeries:
+        """A series keeping the last ten minutes of ticks ``tick_seconds`` apart."""
+        return cls(keep=int(600 / max(tick_seconds, 0.1)))
+
     def tick(self, t: float, count: float) -> float:
         """Record ``count`` at time ``t``; returns the rate over the window before it."""
         while len(self._counts) > 1 and self._counts[1][0] <= t - self.window:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
-import secrets
 import time
 from typing import Any
 
@@ -17,9 +15,10 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet import task
 
 from .. import signals as crawl_signals
+from ..distributed import connection
 from . import cluster
 from .board import HostBoard, RateSeries, snapshot
-from .server import DashboardResource, listen
+from .server import DashboardResource, listen, tokens_from_settings
 
 logger = logging.getLogger(__name__)
 
@@ -46,20 +45,17 @@ class Dashboard:
         self.stats = crawler.stats
         self.host = s.get("DASHBOARD_HOST")
         self.port = s.getint("DASHBOARD_PORT")
-        self.tokens = (s.get("DASHBOARD_TOKEN") or secrets.token_urlsafe(18),
-                       s.get("DASHBOARD_READONLY_TOKEN") or secrets.token_urlsafe(18))
+        self.tokens = tokens_from_settings(s)
         self.interval = s.getfloat("DASHBOARD_INTERVAL")
         self.max_hosts = s.getint("DASHBOARD_MAX_HOSTS")
         self.url_file = s.get("DASHBOARD_URL_FILE")
-        self.worker = s.get("WORKER_ID") or f"{os.uname().nodename}-{os.getpid()}"
+        self.worker = connection.worker_id(s)
         self.redis = None
         if s.getbool("DASHBOARD_REDIS"):
-            from ..distributed import connection
-
             self.redis = connection.from_settings(s)
             self.redis_key = cluster.key_prefix(s.get("REDIS_PREFIX"))
         self.board = HostBoard()
-        self.series = RateSeries(keep=int(600 / max(self.interval, 0.1)))
+        self.series = RateSeries.ten_minutes(self.interval)
         self.resource = DashboardResource(*self.tokens, control=self.control)
         self.started = time.monotonic()
         self.finished = False

@@ -16,6 +16,7 @@ import hmac
 import json
 import logging
 import os
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +27,13 @@ from .page import render_page
 
 OPERATOR, VIEWER = "operator", "viewer"
 logger = logging.getLogger(__name__)
+
+
+def tokens_from_settings(settings) -> tuple[str, str]:  # noqa: ANN001 - Scrapy Settings
+    """(operator, viewer) tokens: ``DASHBOARD_TOKEN`` and ``DASHBOARD_READONLY_TOKEN``, each made
+    up when empty (``listen`` logs them)."""
+    return (settings.get("DASHBOARD_TOKEN") or secrets.token_urlsafe(18),
+            settings.get("DASHBOARD_READONLY_TOKEN") or secrets.token_urlsafe(18))
 
 
 def listen(site_resource: resource.Resource, host: str, port: int, tokens: tuple[str, str],

@@ -14,11 +14,8 @@ it matches when they come up (a request already in flight finishes).
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Iterable
-
-logger = logging.getLogger(__name__)
 
 
 class OptOutList:
