@@ -14,8 +14,16 @@ of pages the server served, out of a total of 1:
 * ``opic_backlinks``: OPIC and backlinks mixed half and half;
 * ``oracle``: the ``scores`` ordering fed the true PageRank: a crawl that knows every
   page's importance in advance, under the same politeness and the same link discovery;
+* ``plain_bfs``: a textbook breadth-first traversal of the same graph (one FIFO queue, no
+  per-host queues, no politeness), for comparison with the frontier's ``bfs``;
 * ``ideal_top``: the PageRank of the top 20% of pages, the bound no crawl reaches (it
   would need every important URL known from the start).
+
+``bound_vs_bfs`` is ``ideal_top`` over breadth-first's share: no ordering can capture more
+than the top pages themselves, so it is the ceiling of ``best_vs_bfs`` on this web.
+``indegree_exponent`` says how concentrated the web's links are (the Web's is about 2.1).
+``--sweep 75:0.8,25:0.2`` adds ``bound_sweep``: that ceiling on webs of other shapes (mean
+pages per host : the share of links that go to any page rather than a popular one).
 
 ``harvest_rate`` is the share of the first N pages (N = 10%; the topic holds about 13%)
 that belong to the target topic: breadth-first against the topical ordering
@@ -28,9 +36,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import tempfile
 import time
+from collections import Counter, deque
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -77,6 +87,79 @@ def crawl(sandbox: SandboxProcess, work: Path, name: str, prioritizer: str, budg
             "violations": sandbox.report(interval)["violations"]}
 
 
+def web_options(args: argparse.Namespace, pages: int, tail: float) -> list[str]:
+    """The sandbox of every run: ``pages`` mean pages per host, ``tail`` its importance tail."""
+    return ["--hosts", str(args.hosts), "--pages", str(pages), "--power-law", "1.0", "--importance",
+            "--importance-tail", str(tail), "--out-links", "12", "--cross-host", "0.3",
+            "--topics", "5", "--no-robots-mix", "--seed", "3"]
+
+
+def prepare(sandbox: SandboxProcess, args: argparse.Namespace, work: Path) -> tuple[dict[str, float], Path, int]:
+    """The web's true PageRank, a seed file (the roots of ``args.seeds`` hosts spread over
+    the web) and the page budget."""
+    web = sandbox.web
+    rank = web.pagerank()
+    seed_hosts = [h for h in web.hosts][:: max(1, args.hosts // args.seeds)][: args.seeds]
+    seeds = work / "seeds.txt"
+    seeds.write_text("\n".join(web.origin(h) + "/" for h in seed_hosts) + "\n")
+    return rank, seeds, int(len(rank) * args.share)
+
+
+def captured(rank: dict[str, float], urls: list[str]) -> float:
+    """The share of the web's PageRank in ``urls``."""
+    return round(sum(rank[u] for u in urls), 4)
+
+
+def ideal_top(rank: dict[str, float], budget: int) -> float:
+    return captured(rank, sorted(rank, key=rank.get, reverse=True)[:budget])
+
+
+def indegree_exponent(web, pages: set[str], least: int = 20) -> float:
+    """The power-law exponent of the web's in-degrees (maximum likelihood over pages with at
+    least ``least`` in-links); the Web's is about 2.1 (Broder et al., Graph structure in the
+    Web, 2000)."""
+    indegree = Counter(target for _, target in web.expected_links(pages) if target in pages)
+    tail = [d for d in indegree.values() if d >= least]
+    return round(1 + len(tail) / sum(math.log(d / (least - 0.5)) for d in tail), 2)
+
+
+def plain_bfs(web, rank: dict[str, float], seeds: Path, budget: int) -> float:
+    """The share a textbook breadth-first crawl (one FIFO queue, no per-host queues, no
+    politeness) gets on the same graph: a traversal, not a crawl."""
+    index = {web.url(h, k): (h, k) for h in web.hosts for k in range(web.size(h))}
+    queue = deque(seeds.read_text().split())
+    seen, got = set(queue), 0.0
+    for _ in range(budget):
+        if not queue:
+            break
+        url = queue.popleft()
+        got += rank[url]
+        page = web.page(*index[url])
+        for link in () if page.meta_nofollow else page.links:
+            if not link.nofollow and link.target in rank and link.target not in seen:
+                seen.add(link.target)
+                queue.append(link.target)
+    return round(got, 4)
+
+
+def bound_sweep(args: argparse.Namespace, work: Path) -> list[dict]:
+    """The ceiling of any ordering over breadth-first (``ideal_top / bfs``) on webs of other
+    shapes: larger sites, and links more or less concentrated on popular pages."""
+    rows = []
+    for shape in args.sweep.split(","):
+        pages, tail = shape.split(":")
+        with SandboxProcess(*web_options(args, int(pages), float(tail))) as sandbox:
+            rank, seeds, budget = prepare(sandbox, args, work)
+            run = crawl(sandbox, work, f"sweep-{pages}-{tail}", "bfs", budget, str(seeds), args.interval)
+            bfs = captured(rank, served_pages(sandbox, set(rank), budget))
+            top = ideal_top(rank, budget)
+            rows.append({"pages_per_host": int(pages), "importance_tail": float(tail), "pages": len(rank),
+                         "indegree_exponent": indegree_exponent(sandbox.web, set(rank)), "ideal_top": top,
+                         "bfs": bfs, "bound_vs_bfs": round(top / bfs, 3), "violations": run["violations"]})
+            print(f"sweep {shape}: {rows[-1]}", file=sys.stderr)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=200)
@@ -88,34 +171,34 @@ def main() -> None:
     parser.add_argument("--tunnel", type=int, default=1, help="TOPICAL_TUNNEL of the topical crawl")
     parser.add_argument("--topic-share", type=float, default=0.1,
                         help="the harvest rate is taken after this share of the pages (the topic holds ~13%%)")
+    parser.add_argument("--importance-tail", type=float, default=0.8,
+                        help="share of links that go to any page rather than a popular one")
+    parser.add_argument("--topical-models", default="tfidf,embedding",
+                        help="relevance models of the harvest-rate runs (empty: no harvest runs)")
+    parser.add_argument("--sweep", default="", metavar="PAGES:TAIL,...",
+                        help="also the ceiling over breadth-first on webs of these shapes, e.g. 75:0.8,25:0.2")
     parser.add_argument("--policies", default=",".join(POLICIES))
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="extra crawl settings for every run (e.g. FRONTIER_LEVELS=16)")
     args = parser.parse_args()
     EXTRA.update(item.split("=", 1) for item in args.set)
     work = Path(tempfile.mkdtemp(prefix="bench-ordering-"))
-    options = ["--hosts", str(args.hosts), "--pages", str(args.pages), "--power-law", "1.0", "--importance",
-               "--out-links", "12", "--cross-host", "0.3",
-               "--topics", "5", "--no-robots-mix", "--seed", "3"]
     out: dict = {"bench": "ordering", "hosts": args.hosts}
-    with SandboxProcess(*options) as sandbox:
+    with SandboxProcess(*web_options(args, args.pages, args.importance_tail)) as sandbox:
         web = sandbox.web
-        rank = web.pagerank()
+        rank, seeds, budget = prepare(sandbox, args, work)
         pages = set(rank)
-        budget = int(len(pages) * args.share)
-        seed_hosts = [h for h in web.hosts][:: max(1, args.hosts // args.seeds)][: args.seeds]
-        seeds = work / "seeds.txt"
-        seeds.write_text("\n".join(web.origin(h) + "/" for h in seed_hosts) + "\n")
         scores = work / "pagerank.json"
         scores.write_text(json.dumps(rank))
-        out.update(pages=len(pages), budget=budget, seeds=len(seed_hosts),
-                   ideal_top=round(sum(sorted(rank.values(), reverse=True)[:budget]), 4))
+        out.update(pages=len(pages), budget=budget, seeds=args.seeds, importance_tail=args.importance_tail,
+                   indegree_exponent=indegree_exponent(web, pages), ideal_top=ideal_top(rank, budget),
+                   plain_bfs=plain_bfs(web, rank, seeds, budget))
         share, runs = {}, {}
         for name in filter(None, args.policies.split(",")):
             run = crawl(sandbox, work, name, POLICIES[name], budget, str(seeds), args.interval,
                         {"PRIORITY_SCORES_FILE": str(scores)} if name == "oracle" else None)
             first = served_pages(sandbox, pages, budget)
-            share[name] = round(sum(rank[u] for u in first), 4)
+            share[name] = captured(rank, first)
             runs[name] = {"seconds": run["seconds"], "served": len(first), "violations": run["violations"],
                           "promotions": run["stats"].get("ordering/promotions", 0)}
             print(f"{name}: share {share[name]} ({runs[name]})", file=sys.stderr)
@@ -125,8 +208,9 @@ def main() -> None:
         # The user's query names the topic in both languages of the sandbox (a third of its hosts are Japanese).
         query = " ".join(TOPIC_WORDS_EN[topic][:4] + TOPIC_WORDS_JA[topic][:3])
         harvest, n = {}, int(len(pages) * args.topic_share)
-        for name, prioritizer, model in (("bfs", "bfs", "tfidf"), ("topical", "topical", "tfidf"),
-                                         ("topical_embedding", "topical", "embedding")):
+        models = [m for m in args.topical_models.split(",") if m]
+        for name, prioritizer, model in [("bfs", "bfs", "tfidf")] * bool(models) + [
+                ("topical" if m == "tfidf" else f"topical_{m}", "topical", m) for m in models]:
             run = crawl(sandbox, work, f"topic-{name}", prioritizer, n, str(seeds), args.interval,
                         {"TOPICAL_TUNNEL": args.tunnel, "TOPICAL_MODEL": model},
                         args={"topic": query} if prioritizer == "topical" else None)
@@ -143,9 +227,14 @@ def main() -> None:
         best_vs_bfs=round(share[best] / share["bfs"], 3) if best and share.get("bfs") else None,
         best_vs_oracle=round(share[best] / share["oracle"], 3) if best and share.get("oracle") else None,
         best_vs_ideal_top=round(share[best] / out["ideal_top"], 3) if best else None,
+        # No ordering can beat the top pages themselves: the ceiling of best_vs_bfs on this web.
+        bound_vs_bfs=round(out["ideal_top"] / share["bfs"], 3) if share.get("bfs") else None,
         topical_vs_bfs=round(harvest["topical"] / harvest["bfs"], 3) if harvest.get("bfs") else None,
         violations=sum(r["violations"] for r in runs.values()), runs=runs,
     )
+    if args.sweep:
+        out["bound_sweep"] = bound_sweep(args, work)
+        out["violations"] += sum(row.pop("violations") for row in out["bound_sweep"])
     print(json.dumps(out))
 
 
