@@ -19,6 +19,7 @@ of pages the server served, out of a total of 1:
 * ``ideal_top``: the PageRank of the top 20% of pages, the bound no crawl reaches (it
   would need every important URL known from the start).
 
+``best_vs_bfs`` and ``best_vs_plain_bfs`` compare the best online ordering with both.
 ``bound_vs_bfs`` is ``ideal_top`` over breadth-first's share: no ordering can capture more
 than the top pages themselves, so it is the ceiling of ``best_vs_bfs`` on this web.
 ``indegree_exponent`` says how concentrated the web's links are (the Web's is about 2.1).
@@ -225,6 +226,8 @@ def main() -> None:
         relevant_share_of_web=round(len(relevant) / len(pages), 4),
         best=best,
         best_vs_bfs=round(share[best] / share["bfs"], 3) if best and share.get("bfs") else None,
+        # Against the textbook breadth-first of the literature (which has no politeness to obey).
+        best_vs_plain_bfs=round(share[best] / out["plain_bfs"], 3) if best and out.get("plain_bfs") else None,
         best_vs_oracle=round(share[best] / share["oracle"], 3) if best and share.get("oracle") else None,
         best_vs_ideal_top=round(share[best] / out["ideal_top"], 3) if best else None,
         # No ordering can beat the top pages themselves: the ceiling of best_vs_bfs on this web.
