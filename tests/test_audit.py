@@ -63,3 +63,49 @@ def test_impolite_client_is_caught_at_the_server(sandbox_factory):
     assert hosts["h2.sandbox.test"]["min_gap"] >= 0.2
     assert report["concurrency_violations"] == 1 and report["violations"] >= 3
     assert report["requests"] == 10 == len(sandbox.records())
+
+
+def test_the_server_stamps_an_empty_response_finished_no_later_than_the_client_holds_it(monkeypatch):
+    """A StreamResponse sends its headers in prepare(); for a HEAD (or a 304) they are the whole
+    response. Event-loop lag after them must not move the recorded finish past the moment the
+    client holds the response, or a polite client's next request looks too close."""
+    import asyncio
+
+    from aiohttp import web
+
+    from crawlproj.sandbox.graph import SandboxConfig
+    from crawlproj.sandbox.server import SandboxServer
+
+    prepare = web.StreamResponse.prepare
+
+    async def lagging_prepare(self, request):
+        writer = await prepare(self, request)
+        await asyncio.sleep(0.2)  # the loop busy elsewhere once the headers are out
+        return writer
+
+    monkeypatch.setattr(web.StreamResponse, "prepare", lagging_prepare)
+
+    async def exchange() -> tuple[float, list[Record]]:
+        server = SandboxServer(SandboxConfig(hosts=1, pages=3, robots_mix=False), 0)
+        runner = web.ServerRunner(web.Server(server.handle, access_log=None), handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(f"HEAD / HTTP/1.1\r\nHost: {server.web.host_name(0)}\r\n\r\n".encode())
+            await writer.drain()
+            head = await reader.readuntil(b"\r\n\r\n")
+            held = time.perf_counter()
+            assert head.startswith(b"HTTP/1.1 200")
+            while not server.records:
+                await asyncio.sleep(0.01)
+            writer.close()
+            return held, server.records
+        finally:
+            await runner.cleanup()
+
+    held, records = asyncio.run(exchange())
+    assert len(records) == 1 and records[0].path == "/"
+    assert records[0].arrival <= records[0].finish <= held
