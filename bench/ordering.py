@@ -41,12 +41,12 @@ import math
 import sys
 import tempfile
 import time
-from collections import Counter, deque
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from crawlproj.sandbox.graph import TOPIC_WORDS_EN, TOPIC_WORDS_JA, TOPICS  # noqa: E402
+from crawlproj.sandbox.graph import TOPIC_WORDS_EN, TOPIC_WORDS_JA, TOPICS, SandboxConfig  # noqa: E402
 from crawlproj.sandbox.harness import SandboxProcess, run_crawl  # noqa: E402
 
 POLICIES = {"bfs": "bfs", "backlinks": "backlinks", "opic": "opic", "larger_sites": "larger_sites",
@@ -126,21 +126,9 @@ def indegree_exponent(web, pages: set[str], least: int = 20) -> float:
 
 def plain_bfs(web, rank: dict[str, float], seeds: Path, budget: int) -> float:
     """The share a textbook breadth-first crawl (one FIFO queue, no per-host queues, no
-    politeness) gets on the same graph: a traversal, not a crawl."""
-    index = {web.url(h, k): (h, k) for h in web.hosts for k in range(web.size(h))}
-    queue = deque(seeds.read_text().split())
-    seen, got = set(queue), 0.0
-    for _ in range(budget):
-        if not queue:
-            break
-        url = queue.popleft()
-        got += rank[url]
-        page = web.page(*index[url])
-        for link in () if page.meta_nofollow else page.links:
-            if not link.nofollow and link.target in rank and link.target not in seen:
-                seen.add(link.target)
-                queue.append(link.target)
-    return round(got, 4)
+    politeness) gets on the same graph: a traversal, not a crawl (the sandbox's own, which
+    lists pages in the order it reaches them)."""
+    return captured(rank, list(web.expected_crawl(seeds.read_text().split()))[:budget])
 
 
 def bound_sweep(args: argparse.Namespace, work: Path) -> list[dict]:
@@ -172,7 +160,7 @@ def main() -> None:
     parser.add_argument("--tunnel", type=int, default=1, help="TOPICAL_TUNNEL of the topical crawl")
     parser.add_argument("--topic-share", type=float, default=0.1,
                         help="the harvest rate is taken after this share of the pages (the topic holds ~13%%)")
-    parser.add_argument("--importance-tail", type=float, default=0.8,
+    parser.add_argument("--importance-tail", type=float, default=SandboxConfig.importance_tail,
                         help="share of links that go to any page rather than a popular one")
     parser.add_argument("--topical-models", default="tfidf,embedding",
                         help="relevance models of the harvest-rate runs (empty: no harvest runs)")
