@@ -1,10 +1,15 @@
 """The server-side politeness report catches impolite clients and clears polite ones."""
 
+import asyncio
 import http.client
 import threading
 import time
 
+from aiohttp import web
+
 from crawlproj.sandbox.audit import Record, max_overlap, politeness_report
+from crawlproj.sandbox.graph import SandboxConfig
+from crawlproj.sandbox.server import SandboxServer
 
 
 def test_max_overlap():
@@ -69,13 +74,6 @@ def test_the_server_stamps_an_empty_response_finished_no_later_than_the_client_h
     """A StreamResponse sends its headers in prepare(); for a HEAD (or a 304) they are the whole
     response. Event-loop lag after them must not move the recorded finish past the moment the
     client holds the response, or a polite client's next request looks too close."""
-    import asyncio
-
-    from aiohttp import web
-
-    from crawlproj.sandbox.graph import SandboxConfig
-    from crawlproj.sandbox.server import SandboxServer
-
     prepare = web.StreamResponse.prepare
 
     async def lagging_prepare(self, request):

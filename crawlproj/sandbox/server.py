@@ -28,6 +28,7 @@ from collections import Counter
 from email.utils import formatdate, parsedate_to_datetime
 
 from aiohttp import web
+from aiohttp.helpers import must_be_empty_body
 
 from .audit import Record, politeness_report
 from .changes import PageChanges
@@ -105,8 +106,9 @@ class SandboxServer:
             response.force_close()  # sends Connection: close
         response.content_length = len(body)
         # A StreamResponse sends its headers inside prepare(): with no body to follow (a 304,
-        # a HEAD, an empty page) they are the whole response, so the finish is stamped before.
-        empty = not body or request.method == "HEAD" or status in (204, 304)
+        # a HEAD, an empty page: aiohttp's own rule) they are the whole response, so the finish
+        # is stamped before.
+        empty = not body or must_be_empty_body(request.method, status)
         if empty:
             finish = time.perf_counter()
         await response.prepare(request)
