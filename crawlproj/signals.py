@@ -37,3 +37,10 @@ store_committing = object()
 #: Each component answers with ``{host: {field: value}}`` for the hosts it knows (the frontier:
 #: interval, rule and queue; the revisit pipeline: the server load index); the dashboard merges them.
 describe_hosts = object()
+
+#: The spider asks, once, how to tell a URL the URL-seen filter already holds. No arguments.
+#: The frontier answers with a cheap ``seen(url) -> bool`` that never adds (a True answer
+#: means the frontier would drop the link), or None when every link must reach it (an
+#: ordering that counts repeated links, such as backlinks or OPIC). The spider then skips
+#: links to seen URLs before it builds a Request for them: most links on a page are.
+url_seen_test = object()

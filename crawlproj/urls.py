@@ -127,3 +127,56 @@ def canonicalize(
 def host_of(url: str) -> str:
     """The host name of a canonical URL (no port): the default politeness key."""
     return urlsplit(url).hostname or ""
+
+
+class LinkCanonicalizer:
+    """:func:`canonicalize` for the links of pages, remembering its answers.
+
+    A site's navigation repeats on every page, so most links a crawler reads are
+    hrefs it has canonicalised before, relative to another page of the same
+    directory. An href resolves the same against any base in one directory (RFC
+    3986 drops the base's last segment), except an empty one or one that starts
+    with ``?`` or ``#``; so answers are remembered per (href, the base's directory),
+    refusals included, and absolute ``http(s)://`` hrefs per href alone. At most
+    ``size`` answers are kept (then it starts again). Pure logic.
+    """
+
+    def __init__(self, session_params: tuple[str, ...] | frozenset[str] = DEFAULT_SESSION_PARAMS,
+                 max_length: int = DEFAULT_MAX_LENGTH, size: int = 200_000) -> None:
+        self.session_params = frozenset(session_params)
+        self.max_length = max_length
+        self.size = size
+        self._memo: dict[tuple[str, str], str | InvalidURL] = {}
+
+    @staticmethod
+    def context(href: str, base: str) -> str:
+        """The part of ``base`` that ``href`` resolves against."""
+        head = href[:8].lower()
+        if head.startswith(("http://", "https://")):
+            return ""
+        if not href or href[0] in "?#" or href.lstrip() != href:
+            return base
+        cut = base.split("#", 1)[0].split("?", 1)[0]
+        slash = cut.find("/", cut.find("//") + 2)
+        return cut + "/" if slash < 0 else cut[: cut.rfind("/") + 1]
+
+    def __call__(self, href: str, base: str) -> str:
+        """The canonical URL of ``href`` on a page at ``base``; raises :class:`InvalidURL`."""
+        if "#" in href and href.isprintable():
+            # The canonical form has no fragment: "a.html#s1" and "a.html#s2" are one answer
+            # (an index page links hundreds of sections). Not when a control character could
+            # hide in the fragment: canonicalize() refuses those.
+            href = href.split("#", 1)[0] or "#"  # "#top" stays a link to this very page
+        key = (href, self.context(href, base))
+        found = self._memo.get(key)
+        if found is None:
+            try:
+                found = canonicalize(href, base, session_params=self.session_params, max_length=self.max_length)
+            except InvalidURL as exc:
+                found = exc
+            if len(self._memo) >= self.size:
+                self._memo.clear()
+            self._memo[key] = found
+        if isinstance(found, InvalidURL):
+            raise found
+        return found

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Make sure the system binaries the tests use are on PATH: redis-server, nginx, chromium.
+# Make sure the system packages the tests use are here: the servers (redis-server, nginx,
+# chromium) and the Debian documentation packages whose real pages the tests read.
 # As root, install the missing ones with apt-get. Otherwise print the exact command and fail.
 set -euo pipefail
 declare -A package=([redis-server]=redis-server [nginx]=nginx-light [chromium]=chromium)
@@ -8,6 +9,12 @@ for binary in redis-server nginx chromium; do
   if ! command -v "$binary" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$binary" ]; then
     missing+=("${package[$binary]}")
   fi
+done
+# Real pages (crawlproj.sandbox.docsites.TEST_SITES): their start pages tell whether they are here.
+declare -A docs=([postgresql-doc-15]=/usr/share/doc/postgresql-doc-15/html/index.html
+                 [nodejs-doc]=/usr/share/doc/nodejs/api/index.html)
+for pkg in "${!docs[@]}"; do
+  [ -e "${docs[$pkg]}" ] || missing+=("$pkg")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ]; then

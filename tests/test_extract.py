@@ -1,6 +1,5 @@
-from parsel import Selector
-
 from crawlproj.content.extract import ExtractedLink, iter_links, robots_directives, title_and_text
+from crawlproj.content.page import ParsedPage
 from crawlproj.urls import InvalidURL
 
 PAGE = """<html><head><title> A  title </title>
@@ -20,7 +19,7 @@ PAGE = """<html><head><title> A  title </title>
 
 
 def test_links_follow_base_href_and_keep_anchor_text():
-    found = list(iter_links(Selector(text=PAGE), "http://h.test/page.html"))
+    found = list(iter_links(ParsedPage(PAGE), "http://h.test/page.html"))
     links = [f for f in found if isinstance(f, ExtractedLink)]
     refused = [f for f in found if isinstance(f, InvalidURL)]
     assert [(l.url, l.anchor, l.nofollow, l.kind) for l in links] == [
@@ -35,22 +34,22 @@ def test_links_follow_base_href_and_keep_anchor_text():
 
 
 def test_meta_robots_directives_are_case_insensitive_and_agent_specific():
-    sel = Selector(text=PAGE)
+    sel = ParsedPage(PAGE)
     assert robots_directives(sel) == {"noindex"}
-    sel = Selector(text='<meta name="crawlproj" content="nofollow"><meta name="otherbot" content="noindex">')
+    sel = ParsedPage('<meta name="crawlproj" content="nofollow"><meta name="otherbot" content="noindex">')
     assert robots_directives(sel) == {"nofollow"}
-    assert robots_directives(Selector(text='<meta name="robots" content="none">')) == {"none", "noindex", "nofollow"}
+    assert robots_directives(ParsedPage('<meta name="robots" content="none">')) == {"none", "noindex", "nofollow"}
 
 
 def test_title_and_text_skip_scripts():
-    title, text = title_and_text(Selector(text=PAGE))
+    title, text = title_and_text(ParsedPage(PAGE))
     assert title == "A title"
     assert "Body text" in text and "no.html" not in text
 
 
 def test_malformed_html_still_yields_links():
     broken = "<html><body><a href='/x'>unclosed <div><a href=/y>y</a></p></td><a href='http://[bad/'>z"
-    found = list(iter_links(Selector(text=broken), "http://h.test/"))
+    found = list(iter_links(ParsedPage(broken), "http://h.test/"))
     urls = {f.url for f in found if isinstance(f, ExtractedLink)}
     assert {"http://h.test/x", "http://h.test/y"} <= urls
     assert any(isinstance(f, InvalidURL) for f in found)

@@ -69,9 +69,8 @@ def test_ideal_polite_crawler_bound():
 
 def test_content_families_give_labelled_near_duplicates_mirrors_and_templates():
     from crawlproj.content.near_duplicates import jaccard, shingles
-    from parsel import Selector
-
     from crawlproj.content.extract import title_and_text
+    from crawlproj.content.page import ParsedPage
     from crawlproj.sandbox.graph import VARIANT_EDITS
 
     web = SandboxWeb(SandboxConfig(hosts=20, pages=20, content_mix=True, robots_mix=False))
@@ -90,7 +89,7 @@ def test_content_families_give_labelled_near_duplicates_mirrors_and_templates():
     assert web.render(8, 5)[0] != web.render(7, 5)[0] and web.page(8, 0).links[0].target.startswith(web.origin(8))
     # Template hosts share most of their bytes but not their main text.
     a, b = web.render(0, 4)[0], web.render(10, 4)[0]
-    visible = [title_and_text(Selector(text=body.decode()))[1] for body in (a, b)]
+    visible = [title_and_text(ParsedPage(body.decode()))[1] for body in (a, b)]
     assert len(a) > 20_000 and jaccard(shingles(visible[0]), shingles(visible[1])) > 0.8
     assert jaccard(shingles(web.main_text(0, 4)), shingles(web.main_text(10, 4))) < 0.05
     # Every page of the families is reachable.

@@ -1,23 +1,25 @@
 """Extraction from a fetched HTML page: links with anchor text, robots directives, title, text.
 
-Works on a :class:`parsel.Selector` and the page's URL, so it is testable
-without a crawl. URLs come out canonical (:func:`crawlproj.urls.canonicalize`);
-the ones the canonicaliser refuses come back with their reason so the caller
-can count them.
+Works on a :class:`~crawlproj.content.page.ParsedPage` (one parse per page, shared
+by every reader) and the page's URL, so it is testable without a crawl. URLs come
+out canonical (:class:`crawlproj.urls.LinkCanonicalizer`); the ones the
+canonicaliser refuses come back with their reason so the caller can count them.
+:func:`parsed_page` is the one Scrapy-facing helper: it parses a response once and
+hands every later caller the same parse.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
-from parsel import Selector
+from selectolax.lexbor import LexborHTMLParser
 
-from ..urls import InvalidURL, canonicalize
+from ..urls import InvalidURL, LinkCanonicalizer
+from .page import INVISIBLE, ParsedPage, clean
 
-_SPACE = re.compile(r"\s+")
-_FOLLOW_LINK_RELS = {"next", "alternate"}
+_parsed: WeakKeyDictionary = WeakKeyDictionary()  # response -> its ParsedPage, while it lives
 
 
 def is_html(content_type: str | bytes | None) -> bool:
@@ -25,6 +27,14 @@ def is_html(content_type: str | bytes | None) -> bool:
     if isinstance(content_type, bytes):
         content_type = content_type.decode("latin-1")
     return not content_type or "html" in content_type.lower()
+
+
+def parsed_page(response) -> ParsedPage:  # noqa: ANN001 - a Scrapy TextResponse
+    """The response's text parsed once: the render decision, the spider and the pipelines share it."""
+    page = _parsed.get(response)
+    if page is None:
+        page = _parsed[response] = ParsedPage(response.text)
+    return page
 
 
 @dataclass(frozen=True)
@@ -35,68 +45,44 @@ class ExtractedLink:
     kind: str  # a | area | link
 
 
-def _clean(text: str) -> str:
-    return _SPACE.sub(" ", text).strip()
-
-
-def base_url(sel: Selector, page_url: str) -> str:
+def base_url(page: ParsedPage, page_url: str, canonical: LinkCanonicalizer) -> str:
     """The URL relative links resolve against: <base href> if present and valid."""
-    href = sel.xpath("//head/base/@href | //base/@href").get()
+    href = page.base_href
     if href:
         try:
-            return canonicalize(href, page_url)
+            return canonical(href, page_url)
         except InvalidURL:
             pass
     return page_url
 
 
-def robots_directives(sel: Selector, agent: str = "crawlproj") -> set[str]:
+def robots_directives(page: ParsedPage, agent: str = "crawlproj") -> set[str]:
     """Directives of <meta name=robots> and <meta name=AGENT> (lower case)."""
-    out: set[str] = set()
-    for meta in sel.xpath("//meta[@name]"):
-        name = (meta.attrib.get("name") or "").strip().lower()
-        if name in ("robots", agent.lower()):
-            out.update(d.strip().lower() for d in (meta.attrib.get("content") or "").split(",") if d.strip())
-    if "none" in out:
-        out.update({"noindex", "nofollow"})
-    return out
+    return page.robots_directives(agent)
 
 
-def iter_links(
-    sel: Selector,
-    page_url: str,
-    *,
-    session_params: tuple[str, ...] | frozenset[str] = (),
-    max_length: int = 2048,
-) -> Iterator[ExtractedLink | InvalidURL]:
+def iter_links(page: ParsedPage, page_url: str, canonical: LinkCanonicalizer | None = None,
+               ) -> Iterator[ExtractedLink | InvalidURL]:
     """Every link of the page: <a href>, <area href>, <link rel=next|alternate href>."""
-    base = base_url(sel, page_url)
-    for node in sel.xpath("//a[@href] | //area[@href] | //link[@href]"):
-        tag = node.root.tag.lower() if isinstance(node.root.tag, str) else ""
-        rel = set((node.attrib.get("rel") or "").lower().split())
-        if tag == "link":
-            if not rel & _FOLLOW_LINK_RELS:
-                continue
-            anchor = ""
-        elif tag == "area":
-            anchor = _clean(node.attrib.get("alt") or "")
-        else:
-            anchor = _clean(" ".join(node.xpath(".//text()").getall()))
-        href = node.attrib["href"]
+    canonical = canonical or LinkCanonicalizer()
+    base = base_url(page, page_url, canonical)
+    for link in page.links:
         try:
-            url = canonicalize(href, base, session_params=session_params, max_length=max_length)
+            url = canonical(link.href, base)
         except InvalidURL as exc:
             yield exc
             continue
-        yield ExtractedLink(url, anchor, "nofollow" in rel, tag or "a")
+        yield ExtractedLink(url, link.anchor, link.nofollow, link.kind)
 
 
-def page_title(sel: Selector) -> str | None:
-    title = sel.xpath("//title/text()").get()
-    return _clean(title) if title else None
+def page_title(page: ParsedPage) -> str | None:
+    return page.title
 
 
-def title_and_text(sel: Selector) -> tuple[str | None, str]:
-    """The page title and its visible text (scripts and styles left out)."""
-    parts = sel.xpath("//body//text()[not(ancestor::script) and not(ancestor::style) and not(ancestor::noscript)]").getall()
-    return page_title(sel), _clean(" ".join(parts))
+def title_and_text(page: ParsedPage) -> tuple[str | None, str]:
+    """The page title and its visible body text (scripts, styles and the like left out).
+    Parses a copy of the page, since leaving elements out changes the tree."""
+    copy = LexborHTMLParser(page.html)
+    copy.strip_tags(list(INVISIBLE))
+    body = copy.body
+    return page.title, clean(body.text(deep=True, separator=" ")) if body is not None else ""

@@ -49,6 +49,10 @@ class RedisBloomDupeFilter(BaseDupeFilter):
         # URL keys this worker's frontier holds in its push buffer: their bits are set with the
         # push, so until it is sent the bitmap alone would call a second link to them new.
         self.pending: set[str] = set()
+        # Keys known seen: bits are never cleared, so a "seen" answer stays true. Bounded
+        # (started again when full); it spares a Redis call per repeated link.
+        self.known: set[str] = set()
+        self.known_max = 500_000
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisBloomDupeFilter:
@@ -59,7 +63,22 @@ class RedisBloomDupeFilter(BaseDupeFilter):
     def request_seen(self, request: Request) -> bool:
         """Only tests: the frontier sets the bits atomically with the push (see :data:`.scripts.PUSH`)."""
         key = url_key(request)
-        return key in self.pending or bool(self._check(keys=[self.key], args=self.offsets(key)))
+        if self.seen(key):
+            return True
+        if self._check(keys=[self.key], args=self.offsets(key)):
+            self.remember(key)
+            return True
+        return False
+
+    def seen(self, key: str) -> bool:
+        """Whether this worker knows ``key`` seen, without asking Redis (False: not known)."""
+        return key in self.known or key in self.pending
+
+    def remember(self, key: str) -> None:
+        """``key`` is in the bitmap (it was found there, or this worker pushed it)."""
+        if len(self.known) >= self.known_max:
+            self.known.clear()
+        self.known.add(key)
 
     def offsets(self, key: str) -> list[int]:
         return bit_offsets(key, self.bits, self.hashes)

@@ -103,7 +103,9 @@ class RedisFrontier:
             self._scripts["PUSH"](args=[self.prefix, part, key, level, item, now, *bloom], client=pipe)
         pipe.execute()
         if self.seen is not None:
-            self.seen.pending.clear()  # their bits are set now
+            for ukey in self.seen.pending:  # their bits are set now
+                self.seen.remember(ukey)
+            self.seen.pending.clear()
         if any(part in self.owned for part, *_ in pushes):
             self.wake()  # a new host of ours may be due at once
 

@@ -152,6 +152,7 @@ class FrontierScheduler(BaseScheduler):
         sig.connect(self._fetch_observed, signal=crawl_signals.fetch_observed)
         sig.connect(self.rest_after, signal=crawl_signals.rest_after)
         sig.connect(self.describe_hosts, signal=crawl_signals.describe_hosts)
+        sig.connect(self.url_seen_test, signal=crawl_signals.url_seen_test)
         self.df.open()
         self._reload_opt_out()
         if self._ordering_path and self.prioritizer.dynamic and os.path.exists(self._ordering_path):
@@ -495,6 +496,12 @@ class FrontierScheduler(BaseScheduler):
         """Seconds ``host`` rests after a fetch of ``duration`` seconds: the minimum interval,
         its Crawl-delay, the duration rule (answers :data:`crawlproj.signals.rest_after`)."""
         return self.policy.interval(duration, self._crawl_delay.get(self._key_of_host(host))).seconds
+
+    def url_seen_test(self) -> Any:
+        """The dupefilter's cheap membership test, for the spider to skip seen links before it
+        builds their requests (answers :data:`crawlproj.signals.url_seen_test`). None when the
+        ordering must see every link (it counts repeated ones) or the dupefilter has no such test."""
+        return None if self.prioritizer.dynamic else getattr(self.df, "seen", None)
 
     HELD = ("suspended", "parked", "keepalive")  # rules that hold a host back beyond its interval
 

@@ -108,6 +108,10 @@ class BloomDupeFilter(BaseDupeFilter):
     def request_seen(self, request: Request) -> bool:
         return self.bloom.add(url_key(request))
 
+    def seen(self, key: str) -> bool:
+        """Whether ``key`` (a GET URL) was (probably) seen, without adding it."""
+        return key in self.bloom
+
     def mark_seen_key(self, key: str) -> None:
         """Mark a URL key seen without a Request (the frontier's journal replay)."""
         self.bloom.add(key)

@@ -22,8 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import lxml.html
-from lxml import etree
+from ..content.page import ParsedPage
 
 #: Ids of the nodes single-page applications mount into.
 MOUNT_IDS = frozenset({"app", "root", "__next", "__nuxt", "___gatsby", "svelte", "react-root", "main-app",
@@ -39,8 +38,7 @@ FRAMEWORK_PATTERNS = {
     "svelte": re.compile(r"svelte-[a-z0-9]{5,}|__sveltekit", re.I),
 }
 _NOSCRIPT_JS = re.compile(r"javascript|java script|ジャバスクリプト|スクリプト|JS\b", re.I)
-_INVISIBLE = ("script", "style", "noscript", "template")
-_SPACE = re.compile(r"\s+")
+_MOUNT_SELECTOR = ", ".join([*(f"#{i}" for i in sorted(MOUNT_IDS)), *sorted(MOUNT_TAGS)])
 
 
 @dataclass(frozen=True)
@@ -55,53 +53,29 @@ class Verdict:
     frameworks: tuple[str, ...] = ()
 
 
-def needs_rendering(html: str, min_text: int = 200, min_links: int = 3, script_ratio: float = 4.0) -> Verdict:
-    """Judge a page's static HTML (see the module docstring for the rules)."""
-    try:
-        root = lxml.html.document_fromstring(html) if html.strip() else None
-    except (etree.ParserError, ValueError):
-        root = None
-    if root is None:
-        return Verdict(False, (), 0, 0, 0)
-    script_bytes = sum(len(s.text or "") for s in root.iter("script"))
-    frameworks = tuple(name for name, pattern in FRAMEWORK_PATTERNS.items() if pattern.search(html))
-    noscript = any(_NOSCRIPT_JS.search(n.text_content() or "") for n in root.iter("noscript"))
-    body = root.find("body")
-    text_chars = len(_SPACE.sub(" ", _visible_text(body if body is not None else root)).strip())
-    links = sum(1 for a in root.iter("a") if a.get("href"))
-    empty_mount = any(_is_empty(node) for node in root.iter()
-                      if isinstance(node.tag, str) and (node.get("id") in MOUNT_IDS or node.tag in MOUNT_TAGS))
-    little_text = text_chars < min_text
+def needs_rendering(page: ParsedPage | str, min_text: int = 200, min_links: int = 3,
+                    script_ratio: float = 4.0) -> Verdict:
+    """Judge a page's static HTML (see the module docstring for the rules).
+
+    Every rule needs little text, so a page with enough visible text is settled by that
+    one count, read from the page's shared parse; the framework patterns, mount nodes
+    and ``<noscript>`` are looked at only for the rest.
+    """
+    if isinstance(page, str):
+        page = ParsedPage(page)
+    text_chars, links = page.visible_text_chars, page.anchor_count
+    script_bytes = page.inline_script_bytes
+    if text_chars >= min_text or not page.html.strip():
+        return Verdict(False, (), text_chars, links, script_bytes)
     few_links = links < min_links
+    frameworks = tuple(name for name, pattern in FRAMEWORK_PATTERNS.items() if pattern.search(page.html))
     reasons = []
-    if empty_mount and little_text:
+    if page.empty_nodes(_MOUNT_SELECTOR):
         reasons.append("empty_mount")
-    if noscript and little_text:
+    if any(_NOSCRIPT_JS.search(text) for text in page.noscript_texts()):
         reasons.append("noscript")
-    if frameworks and little_text and few_links:
+    if frameworks and few_links:
         reasons.append("framework")
-    if little_text and few_links and script_bytes >= max(1024, script_ratio * text_chars):
+    if few_links and script_bytes >= max(1024, script_ratio * text_chars):
         reasons.append("script_heavy")
     return Verdict(bool(reasons), tuple(reasons), text_chars, links, script_bytes, frameworks)
-
-
-def _visible_text(node: etree._Element) -> str:
-    parts: list[str] = []
-
-    def walk(el: etree._Element) -> None:
-        if isinstance(el.tag, str) and el.tag in _INVISIBLE:
-            return  # its tail is still visible; the caller adds it
-        if el.text and isinstance(el.tag, str):
-            parts.append(el.text)
-        for child in el:
-            walk(child)
-            if child.tail:
-                parts.append(child.tail)
-
-    walk(node)
-    return " ".join(parts)
-
-
-def _is_empty(node: etree._Element) -> bool:
-    """A mount node with no element children and no text: the app has not run yet."""
-    return len(node) == 0 and not (node.text or "").strip()

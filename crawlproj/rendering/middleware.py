@@ -10,9 +10,11 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy.http import TextResponse
 from w3lib.encoding import html_to_unicode
 
-from ..content.extract import is_html
+from ..content.extract import is_html, parsed_page
+from ..content.page import ParsedPage
 from .detect import Verdict, needs_rendering
 from .hosts import HostRenderMemory
 
@@ -79,14 +81,15 @@ class RenderDecisionMiddleware:
             self.stats.inc_value(f"render/rendered_by/{request.meta.get('render_reason', 'request')}")
             document = request.meta.pop("render_document", None)
             if self.mode == "auto" and document is not None and is_html(document[1]):
-                self._learn(host, self.judge(document[0], document[1]))
+                _, text = html_to_unicode(document[1] or None, document[0])
+                self._learn(host, self.judge(ParsedPage(text)))
             return response
         if self.mode != "auto" or not 200 <= response.status < 300:
             return response
         content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
-        if not is_html(content_type) or len(response.body) > _SHELL_MAX_BYTES:
+        if not is_html(content_type) or len(response.body) > _SHELL_MAX_BYTES or not isinstance(response, TextResponse):
             return response
-        verdict = self.judge(response.body, content_type)
+        verdict = self.judge(parsed_page(response))  # the parse the spider reads too
         self._learn(host, verdict)
         if not verdict.needs:
             self.stats.inc_value("render/static_pages")
@@ -98,9 +101,8 @@ class RenderDecisionMiddleware:
         # Back through the frontier: the render waits for the host's politeness like any fetch.
         return request.replace(url=response.url, meta=meta, dont_filter=True)
 
-    def judge(self, body: bytes, content_type: str) -> Verdict:
-        _, text = html_to_unicode(content_type or None, body)
-        return needs_rendering(text, self.min_text, self.min_links, self.script_ratio)
+    def judge(self, page: ParsedPage) -> Verdict:
+        return needs_rendering(page, self.min_text, self.min_links, self.script_ratio)
 
     def _learn(self, host: str, verdict: Verdict) -> None:
         switched = self.memory.record(host, verdict.needs)

@@ -153,3 +153,96 @@ class ScrapydServer(ServerProcess):
         log = (d / "scrapyd.log").read_text(errors="replace")[-2000:]
         self.stop()
         raise RuntimeError(f"scrapyd did not start on 127.0.0.1:{self.port}:\n{log}")
+
+
+#: The access log nginx writes for :class:`NginxServer`: tab-separated, times in seconds.
+#: ``$msec`` is when the response was finished and logged, ``$request_time`` how long the
+#: request took from its first byte: their difference is the arrival.
+NGINX_LOG_FORMAT = "$host\\t$msec\\t$request_time\\t$status\\t$body_bytes_sent\\t$connection\\t$request_uri"
+
+
+class NginxServer(ServerProcess):
+    """``nginx`` on a free loopback port serving directories as name-based virtual hosts.
+
+    ``sites`` maps a host name to the directory it serves. Every request is written to
+    an access log that :meth:`records` reads back as :class:`~.audit.Record` rows, so
+    politeness can be judged from the server's own record. A context manager.
+    """
+
+    def __init__(self, sites: dict[str, str], startup_timeout: float = 10.0) -> None:
+        super().__init__(find_binary("nginx", "nginx-light"), startup_timeout)
+        self.sites = dict(sites)
+
+    @property
+    def access_log(self) -> Path:
+        return Path(self.dir) / "access.log"
+
+    def _config(self) -> str:
+        servers = "".join(
+            f"  server {{ listen 127.0.0.1:{self.port}; server_name {name}; root {root};"
+            " index index.html; access_log " + str(self.access_log) + " audit; }\n"
+            for name, root in self.sites.items())
+        tmp = Path(self.dir)
+        return (
+            "daemon off; worker_processes 1; user root;\n"
+            f"pid {tmp / 'nginx.pid'}; error_log {tmp / 'error.log'} error;\n"
+            "events { worker_connections 1024; }\n"
+            "http {\n"
+            f"  log_format audit '{NGINX_LOG_FORMAT}';\n"
+            "  types { text/html html htm; text/css css; application/javascript js; image/png png;"
+            " image/svg+xml svg; image/gif gif; image/jpeg jpg; application/json json; text/plain txt; }\n"
+            "  default_type application/octet-stream; sendfile on; keepalive_timeout 65;"
+            " keepalive_requests 100000; charset_types text/html;\n"
+            f"  client_body_temp_path {tmp}/body; proxy_temp_path {tmp}/proxy;"
+            f" fastcgi_temp_path {tmp}/fastcgi; uwsgi_temp_path {tmp}/uwsgi; scgi_temp_path {tmp}/scgi;\n"
+            f"  server {{ listen 127.0.0.1:{self.port} default_server; return 404; access_log {self.access_log} audit; }}\n"
+            f"{servers}}}\n")
+
+    def start(self) -> NginxServer:
+        self.dir = tempfile.mkdtemp(prefix="crawlproj-nginx-")
+        for _ in range(5):  # a free port can be taken between the check and the bind
+            self.port = free_port()
+            conf = Path(self.dir) / "nginx.conf"
+            conf.write_text(self._config())
+            self.proc = subprocess.Popen([self.binary, "-c", str(conf), "-p", self.dir],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + self.startup_timeout
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                try:
+                    socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                    return self
+                except OSError:
+                    time.sleep(0.02)
+            self.stop_process()
+        log = (Path(self.dir) / "error.log")
+        raise RuntimeError(f"nginx did not start on 127.0.0.1: {log.read_text()[-2000:] if log.exists() else ''}")
+
+    def stop_process(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def reset(self) -> None:
+        """Start a fresh access log (nginx reopens its logs on SIGUSR1)."""
+        import signal
+
+        assert self.proc is not None
+        self.access_log.unlink(missing_ok=True)
+        self.proc.send_signal(signal.SIGUSR1)
+        deadline = time.monotonic() + 5
+        while not self.access_log.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def records(self) -> list:
+        """Every logged request as an audit :class:`~.audit.Record` (host without the port)."""
+        from .audit import Record
+
+        out = []
+        if not self.access_log.exists():
+            return out
+        for line in self.access_log.read_text(errors="replace").splitlines():
+            host, msec, took, status, size, conn, uri = line.split("\t", 6)
+            finish = float(msec)
+            out.append(Record(host=host, path=uri, arrival=finish - float(took), finish=finish,
+                              status=int(status), connection=int(conn), bytes=int(size)))
+        return out

@@ -12,10 +12,13 @@ from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
-from ..content.extract import ExtractedLink, is_html, iter_links, page_title, robots_directives
+from .. import signals as crawl_signals
+from ..content.extract import ExtractedLink, is_html, iter_links, parsed_page
 from ..items import FetchError, PageItem, Skipped
 from ..scope import Scope
-from ..urls import InvalidURL, canonicalize, host_of
+from ..urls import InvalidURL, LinkCanonicalizer, canonicalize, host_of
+
+_UNASKED = object()
 
 
 def read_seed_lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
@@ -56,7 +59,13 @@ def _header_pairs(headers: Any) -> list[tuple[str, str]]:
 
 
 class CrawlSpiderBase(scrapy.Spider):
-    """Parses every response into a :class:`PageItem` and follows the links in scope."""
+    """Parses every response into a :class:`PageItem` and follows the links in scope.
+
+    Each page is parsed once (:func:`~crawlproj.content.extract.parsed_page`). Links are
+    canonicalised through a memo (most are a site's navigation, seen on every page), and a
+    link to a URL the frontier's URL-seen filter already holds is not made into a request
+    at all (:data:`crawlproj.signals.url_seen_test`); the page's stored links are all of them.
+    """
 
     scope: Scope
 
@@ -66,6 +75,15 @@ class CrawlSpiderBase(scrapy.Spider):
         self.max_url_length = s.getint("URL_MAX_LENGTH")
         self.follow_nofollow = s.getbool("FOLLOW_NOFOLLOW")
         self.robots_agent = s.get("ROBOTSTXT_USER_AGENT") or "crawlproj"
+        self.link_canonical = LinkCanonicalizer(self.session_params, self.max_url_length)
+        self._url_seen: Any = _UNASKED
+
+    def url_seen(self) -> Any:
+        """The frontier's test for URLs it already holds, or None (asked once)."""
+        if self._url_seen is _UNASKED:
+            answers = self.crawler.signals.send_catch_log(crawl_signals.url_seen_test)
+            self._url_seen = next((test for _, test in answers if callable(test)), None)
+        return self._url_seen
 
     def canonical(self, url: str, base: str | None = None) -> str | None:
         """Canonical URL, or None after counting why it was refused."""
@@ -93,15 +111,15 @@ class CrawlSpiderBase(scrapy.Spider):
         html_page = isinstance(response, TextResponse) and is_html(response.headers.get(b"Content-Type"))
         if html_page and 200 <= response.status < 300:
             try:
-                directives = robots_directives(response.selector, self.robots_agent)
-                title = page_title(response.selector)
-                for found in iter_links(response.selector, response.url, session_params=self.session_params,
-                                        max_length=self.max_url_length):
+                page = parsed_page(response)
+                directives = page.robots_directives(self.robots_agent)
+                title = page.title
+                for found in iter_links(page, response.url, self.link_canonical):
                     if isinstance(found, InvalidURL):
                         self.count(f"url_rejected/{found.reason}")
                     else:
                         links.append(found)
-            except ValueError as exc:  # parsel/lxml refuse some broken documents
+            except ValueError as exc:  # a body that cannot be decoded or parsed
                 self.count("parse_errors")
                 self.logger.warning("could not parse %s: %s", response.url, exc)
         page_links = [(link.url, link.anchor, link.nofollow or "nofollow" in directives) for link in links]
@@ -110,10 +128,17 @@ class CrawlSpiderBase(scrapy.Spider):
         if "nofollow" in directives:
             self.count("meta_nofollow")
             links = []
+        seen = self.url_seen()
+        followed: set[str] = set()
         for link in links:
             if link.nofollow and not self.follow_nofollow:
                 self.count("nofollow_skipped")
                 continue
+            if seen is not None:
+                if link.url in followed or seen(link.url):
+                    self.count("links_seen")
+                    continue
+                followed.add(link.url)
             reason = self.scope.refuses(link.url)
             if reason:
                 self.count(f"out_of_scope/{reason}")

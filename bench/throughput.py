@@ -1,0 +1,232 @@
+"""Pages per core on real pages: crawlproj against a bare Scrapy spider and Scrapy's default scheduler.
+
+Five real documentation sites from Debian packages (crawlproj.sandbox.docsites, about
+6,400 pages from 2 KB to 4 MB) are served by nginx on loopback, each as its own
+virtual host. Every figure is read from nginx's own access log, never from a crawler.
+
+* ``cpu``: no politeness interval, ``CONCURRENT_REQUESTS`` 16, each crawler reads the
+  five sites to the end (``--seconds-cpu`` caps it). crawlproj with every default on
+  (store with links, near-duplicates, WARC, revisit state, render detection) against a
+  bare Scrapy spider (bench/bare_spider.py) that follows the same <a href> links and
+  stores nothing. Whole crawls, because in a fixed window the two read different pages
+  (Scrapy's default order is depth-first, the frontier's breadth-first per host) and
+  the pages run from 2 KB to 5.9 MB. Pages/s over the crawl's span on the server's
+  clock, and CPU ms per page (user + system of the crawl's process tree, from its first
+  request to its exit: start-up is not counted).
+* ``workers``: the same CPU-bound crawl with ``-s WORKERS=2`` (two crawl processes over
+  a Redis frontier the command starts itself), against one worker.
+* ``polite``: ``MIN_INTERVAL`` 0.2 s, 16 concurrent, SECONDS_POLITE seconds, against
+  Scrapy's default scheduler with ``DOWNLOAD_DELAY`` 0.2 (same spider and pipelines).
+  Pages within SECONDS_POLITE of each crawl's first request; violations are gaps
+  below the interval between one response's end and the next request's arrival, and
+  hosts with two requests in progress. The bound is what politeness allows: each host
+  fetches robots.txt, then one page per interval plus the server's own mean service
+  time, up to the pages reachable from its start page.
+
+Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from crawlproj.sandbox.audit import politeness_report  # noqa: E402
+from crawlproj.sandbox.docsites import DOMAIN, HOST_RESOLVE, SITES, ensure_installed  # noqa: E402
+from crawlproj.sandbox.harness import crawl_command  # noqa: E402
+from crawlproj.sandbox.servers import NginxServer  # noqa: E402
+
+TICKS = os.sysconf("SC_CLK_TCK")
+STOCK_SCHEDULER = {
+    "SCHEDULER": "scrapy.core.scheduler.Scheduler",
+    "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter",
+    "DOWNLOADER": "scrapy.core.downloader.Downloader",
+    "DOWNLOADER_MIDDLEWARES": {"scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": 100,
+                               "crawlproj.politeness.robots.RobotsTxtMiddleware": None},
+}
+NO_INTERVAL = {"MIN_INTERVAL": 0, "INTERVAL_DURATION_FACTOR": 0, "WASEDA_INTERVAL_ENABLED": False,
+               "KEEPALIVE_CLOSE_PAUSE": 0}
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a process and every live descendant, plus what its
+    reaped children used."""
+    parents: dict[int, int] = {}
+    stats: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(entry)] = int(fields[1])
+            stats[int(entry)] = fields
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        if p in stats:
+            f = stats[p]
+            total += sum(int(x) for x in f[11:15]) / TICKS  # utime stime cutime cstime
+        todo.extend(c for c, parent in parents.items() if parent == p)
+    return total
+
+
+class Run:
+    """One crawl as a child process; CPU counted from the first request nginx logs to the exit."""
+
+    def __init__(self, cmd: list[str], cwd: Path, log: Path, nginx: NginxServer, env: dict | None = None):
+        nginx.reset()
+        self.nginx = nginx
+        self.log = log
+        self.proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=open(log, "w"),
+                                     env={**os.environ, **(env or {})})
+        self.cpu_at_first = None
+        self.cpu_last = 0.0
+        self.watcher = threading.Thread(target=self._watch, daemon=True)
+        self.watcher.start()
+
+    def _watch(self) -> None:
+        while self.proc.poll() is None:
+            cpu = tree_cpu(self.proc.pid)
+            if cpu:
+                self.cpu_last = cpu
+            if self.cpu_at_first is None and self.nginx.access_log.exists() and self.nginx.access_log.stat().st_size:
+                self.cpu_at_first = cpu
+            time.sleep(0.05)
+
+    def wait(self, timeout: float) -> float:
+        """Wait for the crawl; its CPU seconds from the first request on."""
+        before = os.times()
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise SystemExit(f"crawl did not finish in {timeout:.0f} s; see {self.log}") from None
+        self.watcher.join()
+        after = os.times()
+        if code != 0:
+            raise SystemExit(f"crawl failed ({code}): {self.log.read_text()[-3000:]}")
+        total = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+        return total - (self.cpu_at_first or 0.0)
+
+
+def pages_of(records, window: float | None = None) -> list:
+    start = min((r.arrival for r in records), default=0.0)
+    return [r for r in records if r.path != "/robots.txt" and r.status == 200
+            and (window is None or r.arrival < start + window)]
+
+
+def crawlproj_run(nginx: NginxServer, work: Path, seeds: Path, seconds: float, settings: dict) -> Run:
+    work.mkdir(parents=True, exist_ok=True)
+    cmd = crawl_command("web", {"seeds": str(seeds)}, {
+        "HOST_RESOLVE": HOST_RESOLVE, "ALLOWED_DOMAINS": DOMAIN, "STORE_URI": f"sqlite:///{work}/crawl.db",
+        "CLOSESPIDER_TIMEOUT": seconds,
+        "CONCURRENT_REQUESTS": 16, "LOG_LEVEL": "WARNING", "DASHBOARD_ENABLED": False, **settings})
+    return Run(cmd, ROOT, work / "crawl.log", nginx)
+
+
+def bare_run(nginx: NginxServer, work: Path, seeds: Path, seconds: float, settings: dict | None = None) -> Run:
+    work.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "scrapy", "runspider", str(ROOT / "bench" / "bare_spider.py"),
+           "-a", f"seeds={seeds}", "-a", "domains=" + ",".join(s.name for s in SITES),
+           "-s", "TWISTED_DNS_RESOLVER=crawlproj.resolver.HostResolveResolver", "-s", f"HOST_RESOLVE={HOST_RESOLVE}",
+           "-s", f"CLOSESPIDER_TIMEOUT={seconds}", "-s", "CONCURRENT_REQUESTS=16", "-s", "LOG_LEVEL=WARNING",
+           "-s", "TELNETCONSOLE_ENABLED=False"]
+    for key, value in (settings or {}).items():
+        cmd += ["-s", f"{key}={value}"]
+    # Outside the project (no scrapy.cfg): Scrapy's defaults, not crawlproj's settings.
+    return Run(cmd, work, work / "crawl.log", nginx, env={"PYTHONPATH": str(ROOT)})
+
+
+def cpu_figures(run: Run, seconds: float) -> dict:
+    cpu = run.wait(seconds * 3 + 180 if seconds else 1800)
+    pages = pages_of(run.nginx.records())
+    span = max(r.finish for r in pages) - min(r.arrival for r in pages) if len(pages) > 1 else 0.0
+    return {"pages": len(pages), "pages_per_s": round(len(pages) / span, 2) if span else 0.0,
+            "cpu_ms_per_page": round(1000 * cpu / len(pages), 2) if pages else None}
+
+
+def polite_figures(run: Run, seconds: float, interval: float) -> dict:
+    run.wait(seconds * 3 + 180)
+    records = run.nginx.records()
+    report = politeness_report(records, interval, basis="idle")
+    return {"pages": len(pages_of(records, seconds)), "violations": report["violations"],
+            "min_gap_s": report["min_gap"], "max_concurrency": report["max_concurrency"], "records": records}
+
+
+def polite_bound(records, reachable: dict[str, int], interval: float, seconds: float) -> int:
+    """Pages an ideal polite crawler fetches in ``seconds``: per host, robots.txt and then one
+    page per (interval + the server's mean service time on that host), up to its reachable pages."""
+    service: dict[str, list[float]] = defaultdict(list)
+    for r in records:
+        service[r.host].append(r.finish - r.arrival)
+    bound = 0
+    for host, count in reachable.items():
+        times = service.get(host) or [0.0]
+        per_fetch = interval + sum(times) / len(times)
+        bound += min(count, int(seconds / per_fetch) - 1)
+    return bound
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds-cpu", type=float, default=0.0, help="cap of the CPU-bound crawls (0: to the end)")
+    parser.add_argument("--seconds-polite", type=float, default=180.0)
+    parser.add_argument("--interval", type=float, default=0.2)
+    parser.add_argument("--only", default="cpu,workers,polite", help="comma-separated parts to run")
+    opts = parser.parse_args()
+    parts = set(opts.only.split(","))
+    ensure_installed()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-throughput-"))
+    seeds = tmp / "seeds.txt"
+    out: dict = {"bench": "throughput", "sites": len(SITES)}
+    with NginxServer({s.name: s.root for s in SITES}) as nginx:
+        seeds.write_text("".join(f"http://{s.name}:{nginx.port}{s.start}\n" for s in SITES))
+        reachable: Counter[str] = Counter()
+        if parts & {"cpu", "workers"}:
+            bare = cpu_figures(bare_run(nginx, tmp / "cpu-bare", seeds, opts.seconds_cpu), opts.seconds_cpu)
+            reachable.update(Counter(r.host for r in {(r.host, r.path): r for r in pages_of(nginx.records())}.values()))
+            ours = cpu_figures(crawlproj_run(nginx, tmp / "cpu-ours", seeds, opts.seconds_cpu, NO_INTERVAL),
+                               opts.seconds_cpu)
+            out["pages_total"] = sum(reachable.values())
+            out["cpu"] = {"crawlproj": ours, "bare_scrapy": bare,
+                          "ratio_pages_per_s": round(ours["pages_per_s"] / bare["pages_per_s"], 3)}
+        if "workers" in parts:
+            two = cpu_figures(crawlproj_run(nginx, tmp / "cpu-workers", seeds, opts.seconds_cpu,
+                                            {**NO_INTERVAL, "WORKERS": 2}), opts.seconds_cpu)
+            out["workers"] = {"one": out["cpu"]["crawlproj"]["pages_per_s"], "two": two["pages_per_s"],
+                              "two_cpu_ms_per_page": two["cpu_ms_per_page"],
+                              "speedup": round(two["pages_per_s"] / out["cpu"]["crawlproj"]["pages_per_s"], 3)}
+        if "polite" in parts:
+            polite = {"MIN_INTERVAL": opts.interval}
+            ours = polite_figures(crawlproj_run(nginx, tmp / "polite-ours", seeds, opts.seconds_polite, polite),
+                                  opts.seconds_polite, opts.interval)
+            stock = polite_figures(
+                crawlproj_run(nginx, tmp / "polite-scrapy", seeds, opts.seconds_polite,
+                              {**STOCK_SCHEDULER, "DOWNLOAD_DELAY": opts.interval, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}),
+                opts.seconds_polite, opts.interval)
+            if not reachable:
+                reachable.update(Counter(r.host for r in {(r.host, r.path): r for r in pages_of(ours["records"])}.values()))
+            bound = polite_bound(ours.pop("records"), dict(reachable), opts.interval, opts.seconds_polite)
+            stock.pop("records")
+            out["polite"] = {"interval_s": opts.interval, "seconds": opts.seconds_polite, "bound": bound,
+                             "crawlproj": ours, "scrapy_default": stock,
+                             "share_of_bound": round(ours["pages"] / bound, 3) if bound else None,
+                             "ratio_vs_scrapy_default": round(ours["pages"] / stock["pages"], 3) if stock["pages"] else None}
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

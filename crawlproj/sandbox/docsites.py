@@ -1,0 +1,64 @@
+"""Real documentation sites from Debian packages, for benchmarks and tests on real pages.
+
+Each site is a Debian documentation package's HTML tree, served by nginx on
+loopback as its own virtual host (:class:`~.servers.NginxServer`). The pages are
+real: written by Sphinx, DocBook, Doxygen and hand-made generators, with the
+navigation, code blocks, tables and link density of the web's documentation.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .servers import INSTALL_HINT
+
+
+@dataclass(frozen=True)
+class DocSite:
+    """One site: its virtual host name, the package that holds it, its root and start page."""
+
+    name: str
+    package: str
+    root: str
+    start: str = "/index.html"
+
+
+#: About 6,400 HTML pages, from 65 (Node.js: a few very large pages) to 3,900 (libstdc++'s
+#: Doxygen reference: many small ones).
+SITES = (
+    DocSite("postgresql.docs.test", "postgresql-doc-15", "/usr/share/doc/postgresql-doc-15/html"),
+    DocSite("libstdcxx.docs.test", "libstdc++-12-doc", "/usr/share/doc/gcc-12-base/libstdc++"),
+    DocSite("python.docs.test", "python3.11-doc", "/usr/share/doc/python3.11/html"),
+    DocSite("django.docs.test", "python-django-doc", "/usr/share/doc/python-django-doc/html"),
+    DocSite("nodejs.docs.test", "nodejs-doc", "/usr/share/doc/nodejs/api"),
+)
+#: Small packages the test suite reads real pages from (``scripts/system-deps.sh`` installs them).
+TEST_SITES = (SITES[0], SITES[4])
+
+#: Every site is a subdomain of this: a crawl of them must keep to it (ALLOWED_DOMAINS), since
+#: the pages link to the real web.
+DOMAIN = "docs.test"
+HOST_RESOLVE = f"*.{DOMAIN}=127.0.0.1"
+
+
+def ensure_installed(sites: tuple[DocSite, ...] = SITES) -> None:
+    """Install the sites' packages with apt-get when root; otherwise fail naming the command."""
+    missing = sorted({s.package for s in sites if not Path(s.root, s.start.lstrip("/")).exists()})
+    if not missing:
+        return
+    if os.geteuid() != 0:
+        raise RuntimeError("documentation packages missing. Run: " + INSTALL_HINT.format(package=" ".join(missing)))
+    subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing], check=True,
+                   stdout=subprocess.DEVNULL, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+
+
+def html_files(site: DocSite, limit: int | None = None) -> list[Path]:
+    """The site's HTML files, sorted (the first ``limit``, spread evenly over the site)."""
+    files = sorted(p for p in Path(site.root).rglob("*.htm*") if p.is_file())
+    if limit is not None and len(files) > limit:
+        step = len(files) / limit
+        files = [files[int(i * step)] for i in range(limit)]
+    return files
