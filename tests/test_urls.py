@@ -71,3 +71,34 @@ def test_non_string_input_is_refused():
 
 def test_host_of():
     assert host_of("http://h1.sandbox.test:8080/x") == "h1.sandbox.test"
+
+
+def test_link_canonicalizer_answers_as_canonicalize_whatever_it_remembers():
+    import itertools
+    import random
+
+    from crawlproj.urls import InvalidURL, LinkCanonicalizer, canonicalize
+
+    bases = ["http://h.test/a/b.html", "http://h.test/a/c.html?x=1#f", "http://h.test", "http://h.test/a/",
+             "https://h.test/a;p/b;q", "http://other.test:8080/a/b/c.html", "http://h.test/a/b.html?s=/x/y"]
+    hrefs = ["c.html", "./c.html", "../c.html", "/c.html", "c.html#s1", "c.html#s2", "#top", "#", "", "  c.html",
+             "?q=1", "?q=1#f", "//x.test/p", "http://x.test/p#f", "HTTPS://X.test/P", "http:c.html", ";p=1",
+             "c.html?sid=9&b=2&a=1", "javascript:void(0)", "mailto:a@b", "c\x01.html", "c.html#f\x01",
+             "c.html#f g", "..", ".", "a b.html", "http://[bad/", "http://u:p@h.test/"]
+
+    def expected(href, base):
+        try:
+            return canonicalize(href, base)
+        except InvalidURL as exc:
+            return exc.reason
+
+    pairs = list(itertools.product(bases, hrefs))
+    for seed in range(3):  # several orders: what is remembered first must not matter
+        random.Random(seed).shuffle(pairs)
+        memo = LinkCanonicalizer(size=50)  # small: it also starts again while answering
+        for base, href in pairs:
+            try:
+                got = memo(href, base)
+            except InvalidURL as exc:
+                got = exc.reason
+            assert got == expected(href, base), (href, base)

@@ -11,13 +11,12 @@ hands every later caller the same parse.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 from selectolax.lexbor import LexborHTMLParser
 
 from ..urls import InvalidURL, LinkCanonicalizer
-from .page import INVISIBLE, ParsedPage, clean
+from .page import INVISIBLE, ExtractedLink, ParsedPage, clean
 
 _parsed: WeakKeyDictionary = WeakKeyDictionary()  # response -> its ParsedPage, while it lives
 
@@ -35,14 +34,6 @@ def parsed_page(response) -> ParsedPage:  # noqa: ANN001 - a Scrapy TextResponse
     if page is None:
         page = _parsed[response] = ParsedPage(response.text)
     return page
-
-
-@dataclass(frozen=True)
-class ExtractedLink:
-    url: str
-    anchor: str
-    nofollow: bool
-    kind: str  # a | area | link
 
 
 def base_url(page: ParsedPage, page_url: str, canonical: LinkCanonicalizer) -> str:
@@ -68,7 +59,7 @@ def iter_links(page: ParsedPage, page_url: str, canonical: LinkCanonicalizer | N
     base = base_url(page, page_url, canonical)
     for link in page.links:
         try:
-            url = canonical(link.href, base)
+            url = canonical(link.url, base)
         except InvalidURL as exc:
             yield exc
             continue

@@ -32,10 +32,11 @@ def clean(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class RawLink:
-    """A link as the page writes it: its href unresolved, its anchor text cleaned."""
+class ExtractedLink:
+    """A link of a page: its URL (as written in :attr:`ParsedPage.links`, canonical once
+    :func:`crawlproj.content.extract.iter_links` has resolved it) and its anchor text, cleaned."""
 
-    href: str
+    url: str
     anchor: str
     nofollow: bool
     kind: str  # a | area | link
@@ -75,7 +76,7 @@ class ParsedPage:
         return out
 
     @cached_property
-    def links(self) -> list[RawLink]:
+    def links(self) -> list[ExtractedLink]:
         """``<a href>``, ``<area href>`` and ``<link rel=next|alternate href>``, in document order."""
         out = []
         for node in self.tree.css("a[href], area[href], link[href]"):
@@ -90,7 +91,7 @@ class ParsedPage:
                 anchor = clean(attrs.get("alt") or "")
             else:
                 anchor = clean(node.text(deep=True, separator=" "))
-            out.append(RawLink(attrs.get("href") or "", anchor, "nofollow" in rel, tag))
+            out.append(ExtractedLink(attrs.get("href") or "", anchor, "nofollow" in rel, tag))
         return out
 
     # -- what the render detector reads --------------------------------------
