@@ -7,6 +7,8 @@ it will be used. A bad value raises :class:`SettingsError` naming the setting.
 
 from __future__ import annotations
 
+import math
+
 import os
 import re
 from collections.abc import Callable
@@ -29,6 +31,8 @@ def _number(kind: type, low: float, inclusive: bool = True) -> Callable[[BaseSet
             value = kind(raw)
         except (TypeError, ValueError):
             raise SettingsError(name, raw, f"expected a {kind.__name__}") from None
+        if not math.isfinite(value):  # nan passes every comparison and stalls a crawl
+            raise SettingsError(name, raw, "must be a finite number")
         if value < low or (not inclusive and value == low):
             bound = ">=" if inclusive else ">"
             raise SettingsError(name, raw, f"must be {bound} {low}")
@@ -356,11 +360,14 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "REDIS_PREFIX": _non_empty,
     "FRONTIER_PARTITIONS": _number(int, 1),
     "REDIS_POP_BATCH": _number(int, 1),
+    "REDIS_POLL_SECONDS": _number(float, 0, inclusive=False),
+    "REDIS_SHARED_PARTITIONS": _boolean,
     "HOST_LEASE": _number(float, 0, inclusive=False),
     "WORKER_HEARTBEAT": _number(float, 0, inclusive=False),
     "WORKER_TTL": _number(float, 0, inclusive=False),
     "PARTITION_LEASE": _number(float, 0, inclusive=False),
     "WORKER_IDLE_TIMEOUT": _number(float, 0),
+    "WORKERS": _number(int, 1),
     "DASHBOARD_ENABLED": _boolean,
     "DASHBOARD_HOST": _non_empty,
     "DASHBOARD_PORT": _port,

@@ -42,6 +42,28 @@ def test_one_request_per_host_across_workers_and_the_interval_is_shared(redis_se
     assert owner.counts(max_age=0) == (1, 0)
 
 
+def test_shared_partitions_any_worker_takes_any_host_one_at_a_time(redis_server):
+    a = frontier(redis_server, "a", partitions=4, shared=True, batch=1)
+    b = frontier(redis_server, "b", partitions=4, shared=True, batch=1)
+    for host in ("h1", "h2"):
+        a.push(host, entry(f"http://{host}/0"))
+    a.flush()
+    now = time.monotonic()
+    first, second = a.pop(now), b.pop(now)  # both workers take a host, whatever its partition
+    assert {first[0], second[0]} == {"h1", "h2"}
+    assert a.pop(now) is None and b.pop(now) is None  # each host leased: never two in flight
+    # a sends its entry back (a retry, a render): b takes it and stores it; nothing stays pending.
+    a.release(first[0], now)
+    a.push(first[0], {**first[1], "dont_filter": True})
+    a.flush()
+    b.wake()  # else b asks Redis again only after its poll interval
+    again = b.pop(time.monotonic())
+    assert again is not None and again[1]["url"] == first[1]["url"]
+    assert b.complete([again[1]["url"]]) == 1
+    assert a.counts(max_age=0)[1] == 1  # only b's other host is still handed out
+    assert a.complete([first[1]["url"]]) == 0  # a holds nothing of it any more
+
+
 def test_partitions_rebalance_and_urls_route_by_host_hash(redis_server):
     a = frontier(redis_server, "a", partitions=8)
     assert a.owned == list(range(8))

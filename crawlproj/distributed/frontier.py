@@ -44,12 +44,15 @@ class RedisFrontier:
 
     def __init__(self, client: redis.Redis, prefix: str, worker: str, partitions: int = 64, levels: int = 8,
                  batch: int = 16, lease_seconds: float = 120.0, worker_ttl: float = 15.0,
-                 poll_seconds: float = 0.25, clock=time.monotonic) -> None:
+                 poll_seconds: float = 0.25, shared: bool = False, clock=time.monotonic) -> None:
         self.r = client
         self.prefix, self.worker, self.partitions, self.levels = prefix, worker, partitions, levels
         self.batch, self.lease_ms = batch, int(lease_seconds * 1000)
         self.worker_ttl_ms = int(worker_ttl * 1000)
         self.poll = poll_seconds
+        # Shared: take due keys from every partition, not only the owned ones (a few workers on
+        # one machine; the pop still leases each key to one worker at a time).
+        self.shared = shared
         self.clock = clock
         self.owned: list[int] = []
         self.seen = None  # a RedisBloomDupeFilter: URLs are marked seen with their push
@@ -100,7 +103,7 @@ class RedisFrontier:
         now = self._now_ms()
         pipe = self.r.pipeline(transaction=False)
         for part, key, level, item, bloom in pushes:
-            self._scripts["PUSH"](args=[self.prefix, part, key, level, item, now, *bloom], client=pipe)
+            self._scripts["PUSH"](args=[self.prefix, part, key, level, item, now, self.worker, *bloom], client=pipe)
         pipe.execute()
         if self.seen is not None:
             for ukey in self.seen.pending:  # their bits are set now
@@ -113,11 +116,12 @@ class RedisFrontier:
         if not self._popped:
             self.flush()
             # The engine asks many times a second; Redis only when something may be due.
-            if not self.owned or now < self._quiet_until:
+            parts = range(self.partitions) if self.shared else self.owned
+            if not parts or now < self._quiet_until:
                 return None
             out, next_due = self._scripts["POP"](args=[self.prefix, self._now_ms(), self.batch, self.worker,
                                                        self.lease_ms, self.levels, self.group_cap,
-                                                       int(self.poll * 1000), *self.owned])
+                                                       int(self.poll * 1000), *parts])
             for i in range(0, len(out), 3):
                 self._popped.append((out[i].decode(), pickle.loads(out[i + 2])))
             self._next_due_ms = float(next_due) if next_due else None

@@ -41,7 +41,8 @@ class DistributedScheduler(FrontierScheduler):
             connection.from_settings(s), s.get("REDIS_PREFIX"), self.worker,
             partitions=s.getint("FRONTIER_PARTITIONS"), levels=s.getint("FRONTIER_LEVELS"),
             batch=s.getint("REDIS_POP_BATCH"), lease_seconds=s.getfloat("HOST_LEASE"),
-            worker_ttl=s.getfloat("WORKER_TTL"), clock=self.clock)
+            worker_ttl=s.getfloat("WORKER_TTL"), poll_seconds=s.getfloat("REDIS_POLL_SECONDS"),
+            shared=s.getbool("REDIS_SHARED_PARTITIONS"), clock=self.clock)
         self.frontier.group_cap = self.per_ip
         # Importance state must follow a URL to whichever worker fetches it: a hash for all of them.
         for component, _ in self.prioritizer.components:

@@ -14,14 +14,14 @@ Keys, under the prefix ``P`` (``REDIS_PREFIX``):
   ``P:owner:<part>`` the worker leasing partition ``part`` (PX)
 """
 
-# ARGV: prefix, part, key, level, item, now_ms[, bloom_key, offset...]
+# ARGV: prefix, part, key, level, item, now_ms, worker[, bloom_key, offset...]
 # With a Bloom key, the URL is marked seen here, with its push: a worker killed between its
 # URL-seen test and the push must not leave a URL marked seen and never queued.
 PUSH = """
 local p, key = ARGV[1], ARGV[3]
-if #ARGV > 7 then
-  local get, set = {ARGV[7]}, {ARGV[7]}
-  for i = 8, #ARGV do
+if #ARGV > 8 then
+  local get, set = {ARGV[8]}, {ARGV[8]}
+  for i = 9, #ARGV do
     get[#get + 1] = 'GET'; get[#get + 1] = 'u1'; get[#get + 1] = ARGV[i]
     set[#set + 1] = 'SET'; set[#set + 1] = 'u1'; set[#set + 1] = ARGV[i]; set[#set + 1] = 1
   end
@@ -33,6 +33,10 @@ if #ARGV > 7 then
 end
 redis.call('RPUSH', p..':q:'..key..':'..ARGV[4], ARGV[5])
 redis.call('INCR', p..':queued')
+-- An entry this worker holds, sent back (a retry, a render, a robots.txt visit first): the
+-- queue holds it again, so its pending record goes; whichever worker takes it records it anew.
+local fp = string.sub(ARGV[5], 1, string.find(ARGV[5], '\t', 1, true) - 1)
+if redis.call('HDEL', p..':pending:'..ARGV[7], fp) == 1 then redis.call('DECR', p..':inflight') end
 if not redis.call('ZSCORE', p..':lease', key) then
   local now = tonumber(ARGV[6])
   local na = tonumber(redis.call('GET', p..':na:'..key) or now)

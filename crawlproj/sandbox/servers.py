@@ -7,6 +7,7 @@ error that names the exact command to install it: tests never skip quietly.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -51,7 +52,7 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.dir:
+        if self.dir and not getattr(self, "data_dir", ""):
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self):
@@ -64,14 +65,18 @@ class ServerProcess:
 class RedisServer(ServerProcess):
     """``redis-server`` on a free loopback port, as a context manager. It persists nothing,
     or with ``appendonly`` keeps an AOF fsynced on every write (the crawl's recommended
-    setting), which :meth:`crash_and_restart` proves."""
+    setting; ``"everysec"``: fsynced once a second), which :meth:`crash_and_restart` proves.
+    ``data_dir``: keep its files there, and leave them on stop (a later server on the same
+    directory starts where this one stopped); by default a temporary directory, removed."""
 
-    def __init__(self, startup_timeout: float = 10.0, appendonly: bool = False) -> None:
+    def __init__(self, startup_timeout: float = 10.0, appendonly: bool | str = False, data_dir: str = "") -> None:
         super().__init__(find_binary("redis-server", "redis-server"), startup_timeout)
         self.appendonly = appendonly
+        self.data_dir = data_dir
 
     def _command(self) -> list[str]:
-        persistence = (["--appendonly", "yes", "--appendfsync", "always"] if self.appendonly
+        fsync = self.appendonly if isinstance(self.appendonly, str) else "always"
+        persistence = (["--appendonly", "yes", "--appendfsync", fsync] if self.appendonly
                        else ["--appendonly", "no"])
         return [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persistence,
                 "--dir", self.dir, "--protected-mode", "yes", "--maxmemory-policy", "noeviction"]
@@ -90,7 +95,9 @@ class RedisServer(ServerProcess):
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> RedisServer:
-        self.dir = tempfile.mkdtemp(prefix="crawlproj-redis-")
+        if self.data_dir:
+            os.makedirs(self.data_dir, exist_ok=True)
+        self.dir = self.data_dir or tempfile.mkdtemp(prefix="crawlproj-redis-")
         for _ in range(5):  # a free port can be taken between the check and the bind
             self.port = free_port()
             self.proc = subprocess.Popen(self._command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -298,6 +298,13 @@ REDIS_PREFIX = "crawlproj"
 FRONTIER_PARTITIONS = 64
 #: Due hosts one script call takes from Redis (one round trip serves this many requests).
 REDIS_POP_BATCH = 16
+#: A worker with nothing due asks Redis again after this many seconds (other workers push into
+#: its partitions without telling it).
+REDIS_POLL_SECONDS = 0.25
+#: Every worker takes due hosts from every partition, not only its share: for a few workers on one
+#: machine (WORKERS), so that a host's pages go to whichever worker is free. Each pop then reads
+#: every partition: leave it off for many workers.
+REDIS_SHARED_PARTITIONS = False
 #: A host in flight is leased to its worker for HOST_LEASE seconds (longer than any fetch).
 HOST_LEASE = 300.0
 #: A worker renews itself every WORKER_HEARTBEAT s; silent for WORKER_TTL s it is dead and its
@@ -311,6 +318,10 @@ WORKER_ID = ""
 #: A worker with nothing to do in the whole shared frontier waits this many seconds for
 #: seeds (`scrapy seed`) before it exits; 0: it exits at once.
 WORKER_IDLE_TIMEOUT = 0.0
+#: Crawl processes on this machine: one uses one core. Above 1, `scrapy crawl` starts a local
+#: redis-server (its data kept beside the store, so a rerun resumes), runs this many workers of
+#: a distributed crawl over it, and merges their shards into STORE_URI when they end.
+WORKERS = 1
 #: `scrapy seed FILE` pushes start URLs to this Redis list; workers read it while crawling.
 REDIS_START_URLS_KEY = "{prefix}:start_urls"
 

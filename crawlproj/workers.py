@@ -1,0 +1,95 @@
+"""``-s WORKERS=N``: N crawl processes on this machine over one Redis frontier.
+
+One Python process uses one core: parsing, link extraction and the item pipelines
+hold the GIL. With ``WORKERS`` above 1, ``scrapy crawl`` starts a local
+``redis-server`` on a free loopback port, runs N copies of itself as workers of a
+distributed crawl (the distributed profile's scheduler, URL-seen filter,
+near-duplicate index and revisit queue, all in that Redis), and when the last one
+ends, merges their store shards into the crawl's own store and stops Redis.
+
+Nothing is lost to a kill: Redis keeps its data beside the store
+(``<store>.redis/``, an append-only file synced every second), so running the same
+command again resumes the crawl where it stopped, as a single crawl's ``JOBDIR`` does.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from scrapy.settings import BaseSettings
+
+from .store import parse_store_uri
+from .store.archive import warc_directory
+from .store.merge import merge_shards
+
+logger = logging.getLogger(__name__)
+
+
+def shard_dir(store_path: str) -> Path:
+    """Where the workers' shards go: ``data/crawl.db`` -> ``data/crawl.workers/``."""
+    return Path(os.path.splitext(store_path)[0] + ".workers")
+
+
+def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict[str, str]:
+    """The settings that make one crawl process worker ``index`` of a local distributed crawl
+    (on top of everything the user set: profile, scope, politeness)."""
+    _, store = parse_store_uri(settings.get("STORE_URI"))
+    worker = f"worker{index}"
+    return {
+        "WORKERS": "1",
+        "WORKER_ID": worker,
+        "REDIS_URL": redis_url,
+        "SCHEDULER": "crawlproj.distributed.scheduler.DistributedScheduler",
+        "DUPEFILTER_CLASS": "crawlproj.distributed.dupefilter.RedisBloomDupeFilter",
+        "NEAR_DUPLICATES_BACKEND": "redis",
+        "REVISIT_BACKEND": "redis",
+        "DASHBOARD_REDIS": "True",
+        # One machine, a few workers: any free worker takes any due host, and looks often.
+        "REDIS_SHARED_PARTITIONS": "True",
+        "REDIS_POLL_SECONDS": "0.01",
+        "FRONTIER_PARTITIONS": "8",
+        "REDIS_POP_BATCH": "1",
+        "STORE_URI": f"sqlite:///{os.path.abspath(shard_dir(store) / worker / 'crawl.db')}",
+        # Every worker's WARC files in the crawl's one WARC directory, named after the worker.
+        "WARC_DIR": os.path.abspath(warc_directory(settings)),
+        "WARC_PREFIX": f"{settings.get('WARC_PREFIX')}-{worker}",
+    }
+
+
+def run_workers(argv: list[str], settings: BaseSettings) -> int:
+    """Run ``scrapy <argv>`` as ``WORKERS`` workers over a local Redis; merge their shards.
+    Returns the exit status: 0 when every worker ended well."""
+    from .sandbox.servers import RedisServer
+
+    count = settings.getint("WORKERS")
+    _, store = parse_store_uri(settings.get("STORE_URI"))
+    redis_dir = os.path.splitext(store)[0] + ".redis"
+    with RedisServer(appendonly="everysec", data_dir=redis_dir) as redis:
+        logger.info("%d workers over redis-server %s (data in %s)", count, redis.url, redis_dir)
+        procs = []
+        for index in range(1, count + 1):
+            extra = [f"-s{k}={v}" for k, v in worker_overrides(settings, redis.url, index).items()]
+            procs.append(subprocess.Popen([sys.executable, "-m", "scrapy", *argv, *extra]))
+
+        def forward(signum: int, _frame: object) -> None:  # Ctrl-C or a kill stops the workers cleanly
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.send_signal(signum)
+
+        previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            codes = [proc.wait() for proc in procs]
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    shards = sorted(str(p) for p in shard_dir(store).glob("*/crawl.db"))
+    if shards:
+        summary = merge_shards(store, shards)
+        logger.info("merged %d worker shards into %s: %d pages", summary["shards"], store, summary["pages"])
+    failed = [code for code in codes if code != 0]
+    return failed[0] if failed else 0
