@@ -362,6 +362,8 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "REDIS_POP_BATCH": _number(int, 1),
     "REDIS_POLL_SECONDS": _number(float, 0, inclusive=False),
     "REDIS_SHARED_PARTITIONS": _boolean,
+    "GC_TUNING_ENABLED": _boolean,
+    "NEAR_DUPLICATES_MAX_CHARS": _number(int, 0),
     "HOST_LEASE": _number(float, 0, inclusive=False),
     "WORKER_HEARTBEAT": _number(float, 0, inclusive=False),
     "WORKER_TTL": _number(float, 0, inclusive=False),

@@ -123,3 +123,17 @@ def test_the_ascii_fast_path_finds_the_same_words_and_hashes():
     ascii_words = words(text)
     assert (_word_hashes(ascii_words) == _word_hashes([w.decode() for w in ascii_words])).all()
     assert words("café crème") == ["café", "crème"]  # not ASCII: the regex
+
+
+def test_the_signature_reads_a_bounded_prefix_and_the_hash_the_whole_text():
+    from crawlproj.content.near_duplicates import NearDuplicateIndex
+
+    words = [f"w{i}" for i in range(400_000)]  # 2.7 M characters of distinct words
+    text = " ".join(words)
+    capped = NearDuplicateIndex(max_chars=200_000)
+    a = capped.fingerprint(text)
+    b = capped.fingerprint(text[:1_000_000] + " changed " + text[1_000_000:])  # a change past the prefix
+    assert a.digest != b.digest and a.length == len(text)  # the hash still sees it: not an exact copy
+    assert (a.values == b.values).all()  # the signature: the same prefix, the same estimate
+    uncapped = NearDuplicateIndex().fingerprint(" ".join(words[:30_000]))
+    assert (uncapped.values == NearDuplicateIndex(max_chars=200_000).fingerprint(" ".join(words[:30_000])).values).all()

@@ -206,10 +206,15 @@ class Fingerprint:
     length: int = 0  # characters of the text
 
 
-def fingerprint(text: str, signer: Signer, min_shingles: int = 1, word_n: int = 5, char_n: int = 5) -> Fingerprint:
-    """The pure, stateless half of a check (the text is normalised once for both hashes)."""
+def fingerprint(text: str, signer: Signer, min_shingles: int = 1, word_n: int = 5, char_n: int = 5,
+                max_chars: int = 0) -> Fingerprint:
+    """The pure, stateless half of a check (the text is normalised once for both hashes).
+
+    The content hash covers the whole text; the signature its first ``max_chars`` characters
+    (0: all). Tens of thousands of shingles estimate a Jaccard as well as millions, and a page
+    of megabytes of text would otherwise cost seconds and hundreds of MB to sign."""
     normalised = normalise(text)
-    hashes = _normalised_shingle_hashes(normalised, word_n, char_n)
+    hashes = _normalised_shingle_hashes(normalised[:max_chars] if max_chars else normalised, word_n, char_n)
     return Fingerprint(_digest(normalised), signer.hashvalues(hashes) if len(hashes) >= min_shingles else None,
                        len(text))
 
@@ -237,13 +242,14 @@ class NearDuplicateIndex:
     """
 
     def __init__(self, threshold: float = 0.8, num_perm: int = 128, storage: IndexStorage | None = None,
-                 min_shingles: int = 1, word_n: int = 5, char_n: int = 5) -> None:
+                 min_shingles: int = 1, word_n: int = 5, char_n: int = 5, max_chars: int = 0) -> None:
         from .index_storage import MemoryIndexStorage
 
         self.threshold = threshold
         self.num_perm = num_perm
         self.min_shingles = min_shingles
         self.word_n, self.char_n = word_n, char_n
+        self.max_chars = max_chars
         self.lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
         self.signer = Signer(num_perm)
         self.storage = storage if storage is not None else MemoryIndexStorage()
@@ -274,7 +280,7 @@ class NearDuplicateIndex:
         del self.signatures[key]
 
     def fingerprint(self, text: str) -> Fingerprint:
-        return fingerprint(text, self.signer, self.min_shingles, self.word_n, self.char_n)
+        return fingerprint(text, self.signer, self.min_shingles, self.word_n, self.char_n, self.max_chars)
 
     def check_and_add(self, key: str, text: str) -> Match | None:
         """The canonical page ``text`` duplicates, or None (and then ``key`` is indexed as canonical)."""

@@ -50,7 +50,8 @@ class NearDuplicatePipeline:
             raise NotConfigured
         self.crawler = crawler
         shape = {"threshold": s.getfloat("NEAR_DUPLICATES_THRESHOLD"), "num_perm": s.getint("NEAR_DUPLICATES_NUM_PERM"),
-                 "min_shingles": s.getint("NEAR_DUPLICATES_MIN_SHINGLES")}
+                 "min_shingles": s.getint("NEAR_DUPLICATES_MIN_SHINGLES"),
+                 "max_chars": s.getint("NEAR_DUPLICATES_MAX_CHARS")}
         if s.get("NEAR_DUPLICATES_BACKEND") == "redis":  # shared by every worker of a distributed crawl
             from ..distributed import connection
             from ..distributed.near_duplicates import RedisNearDuplicateIndex

@@ -38,10 +38,10 @@ class RedisNearDuplicateIndex:
     """A :class:`NearDuplicateIndex` whose state lives in Redis (see the module docstring)."""
 
     def __init__(self, client, prefix: str, threshold: float = 0.8, num_perm: int = 128, min_shingles: int = 1,
-                 word_n: int = 5, char_n: int = 5) -> None:
+                 word_n: int = 5, char_n: int = 5, max_chars: int = 0) -> None:
         self.r, self.prefix = client, f"{prefix}:nd"
         self.threshold, self.num_perm, self.min_shingles = threshold, num_perm, min_shingles
-        self.word_n, self.char_n = word_n, char_n
+        self.word_n, self.char_n, self.max_chars = word_n, char_n, max_chars
         self.signer = Signer(num_perm)
         self.ranges = MinHashLSH(threshold=threshold, num_perm=num_perm).hashranges  # datasketch's b x r
         self.storage = _NoStorage()
@@ -50,7 +50,7 @@ class RedisNearDuplicateIndex:
         return int(self.r.hlen(f"{self.prefix}:sig"))
 
     def fingerprint(self, text: str) -> Fingerprint:
-        return fingerprint(text, self.signer, self.min_shingles, self.word_n, self.char_n)
+        return fingerprint(text, self.signer, self.min_shingles, self.word_n, self.char_n, self.max_chars)
 
     def _bands(self, values: np.ndarray) -> list[str]:
         return [f"{self.prefix}:b{i}:{hashlib.blake2b(values[a:b].tobytes(), digest_size=8).hexdigest()}"

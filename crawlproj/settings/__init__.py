@@ -217,6 +217,10 @@ ROBOTSTXT_SITEMAPS = False
 HTTPERROR_ALLOW_ALL = True
 COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False
+#: Scrapy 2.19's remote-control extension opens a second server in every crawl process, from
+#: which anyone holding its token (left in a file under the home directory, even after a kill -9)
+#: can run any Python. Off: crawlproj's dashboard is the way to watch and steer a crawl.
+REMOTE_CONTROL_ENABLED = False
 LOG_LEVEL = "INFO"
 
 # -- JavaScript rendering (scrapy-playwright, the system Chromium) ------------
@@ -274,6 +278,11 @@ NEAR_DUPLICATES_THRESHOLD = 0.8
 NEAR_DUPLICATES_NUM_PERM = 128
 #: Pages with fewer shingles than this are never matched (too little text to judge).
 NEAR_DUPLICATES_MIN_SHINGLES = 10
+#: The signature reads at most this many characters of a page's main text (the exact-duplicate
+#: hash reads all of it): tens of thousands of shingles judge a Jaccard as well as millions, and
+#: a page of megabytes of text would otherwise hold the crawl for seconds and cost hundreds of MB.
+#: 0: no limit.
+NEAR_DUPLICATES_MAX_CHARS = 200_000
 #: Archive the content of duplicates too (by default they are recorded, not archived).
 NEAR_DUPLICATES_KEEP_CONTENT = False
 #: "local": the index in memory, persisted in SQLite; "redis": shared by every worker in
@@ -403,7 +412,12 @@ DASHBOARD_URL_FILE = ""
 #: Publish each worker's snapshot to REDIS_URL and show every worker (the distributed profile's choice).
 DASHBOARD_REDIS = False
 
+#: Freeze the start-up heap out of the garbage collector's way once the engine starts, and use
+#: GC_THRESHOLDS (generation 0, 1, 2): fewer, shorter collection pauses (crawlproj.gc_tuning).
+GC_TUNING_ENABLED = True
+GC_THRESHOLDS = [50_000, 20, 20]
+
 #: If set, write the final crawl stats as JSON to this path.
 STATS_FILE = ""
-EXTENSIONS = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.revisit.refresher.Refresher": 100,
+EXTENSIONS = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.gc_tuning.GcTuning": 0, "crawlproj.revisit.refresher.Refresher": 100,
               "crawlproj.distributed.seeds.RedisSeeds": 200, "crawlproj.dashboard.extension.Dashboard": 300}
