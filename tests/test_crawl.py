@@ -48,6 +48,9 @@ def test_web_crawl_stores_every_reachable_page_once_and_the_exact_link_graph(san
     statuses = dict(conn.execute("SELECT name, robots_status FROM hosts"))
     assert statuses["h4.sandbox.test"] == 404 and statuses["h5.sandbox.test"] == 503
     assert result.stats["crawlproj/robots_forbidden"] > 0
+    # Scrapy's remote-control server (arbitrary Python for a token holder) is never opened.
+    enabled = result.log.split("Enabled extensions:", 1)[1].split("]", 1)[0]
+    assert "CoreStats" in enabled and "RemoteControl" not in enabled
 
 
 def test_japanese_pages_are_stored_as_correct_text(sandbox_factory, tmp_path):
@@ -147,3 +150,11 @@ def test_demo_prints_a_summary_whose_last_line_is_json(tmp_path):
     assert summary["errors"] == 0 and summary["max_concurrency"] == 1
     assert summary["exact_duplicates"] > 0 and summary["near_duplicates"] > 0 and summary["warc_files"] == 1
     assert (out / "crawl.db").exists() and list((out / "warc").glob("crawlproj-*.warc.gz"))
+
+
+def test_a_start_url_that_is_not_http_is_refused_with_its_reason(tmp_path):
+    result = run_crawl("site", tmp_path, args={"url": "ftp://example.org/pub/"},
+                       settings={"STORE_URI": f"sqlite:///{tmp_path}/c.db", "DASHBOARD_ENABLED": False}, timeout=120)
+    assert result.returncode != 0
+    assert "-a url='ftp://example.org/pub/' is not a crawlable http(s) URL (scheme)" in result.log
+    assert "Crawler.stats is not set" not in result.log

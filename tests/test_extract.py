@@ -64,3 +64,17 @@ def test_main_text_survives_bad_input():
     assert "x" in main_text(b"<p>x</p>", "no-such-charset")  # falls back to detection
     sjis = "<html><head><title>表題</title></head><body><p>日本語の本文です</p></body></html>".encode("shift_jis")
     assert "日本語の本文です" in main_text(sjis, "shift_jis") and main_text(sjis, "shift_jis").startswith("表題")
+
+
+def test_a_body_cut_at_the_size_limit_is_named_too_large():
+    from scrapy.exceptions import DownloadCancelledError
+    from twisted.internet.defer import CancelledError
+    from twisted.python.failure import Failure
+
+    from crawlproj.spiders.base import _error_kind
+
+    announced = DownloadCancelledError("Expected to receive 20000000 bytes which is larger than download max size "
+                                       "(16777216) in request <GET http://h.test/big>.")
+    for exc in (announced, DownloadCancelledError(), CancelledError()):  # announced, and cut mid-stream
+        assert _error_kind(Failure(exc)) == "too_large", exc
+    assert _error_kind(Failure(TimeoutError())) == "timeout"

@@ -48,8 +48,13 @@ def _error_kind(failure: Failure) -> str:
         "DownloadConnectionRefusedError": "connection_refused",
         "DownloadFailedError": "receive",
         "ResponseDataLossError": "receive",
+        # Scrapy's HTTP handler cancels a download for one reason only: a body over
+        # DOWNLOAD_MAXSIZE, announced (a message naming the max size) or found mid-stream
+        # (no message at all).
+        "DownloadCancelledError": "too_large",
+        "CancelledError": "too_large",
     }
-    if "maxsize" in str(exc).lower() or "exceeded" in str(exc).lower():
+    if "maxsize" in str(exc).lower() or "max size" in str(exc).lower() or "exceeded" in str(exc).lower():
         return "too_large"
     return kinds.get(name, name.lower())
 

@@ -13,6 +13,7 @@ from scrapy.http import Response
 
 from ..items import PageItem
 from ..scope import Scope
+from ..urls import InvalidURL, canonicalize
 from .base import CrawlSpiderBase
 
 
@@ -42,9 +43,11 @@ class SiteSpider(CrawlSpiderBase):
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> SiteSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider._init_from_settings()
-        url = spider.canonical(spider.start_url_arg)
-        if url is None:
-            raise ValueError(f"-a url={spider.start_url_arg!r} is not a crawlable http(s) URL")
+        try:  # not spider.canonical(): it counts refusals, and the crawl's stats do not exist yet
+            url = canonicalize(spider.start_url_arg, session_params=spider.session_params,
+                               max_length=spider.max_url_length)
+        except InvalidURL as exc:
+            raise ValueError(f"-a url={spider.start_url_arg!r} is not a crawlable http(s) URL ({exc.reason})") from None
         parts = urlsplit(url)
         spider.start_url = url
         spider.scope = Scope(
