@@ -3,7 +3,7 @@
 import pytest
 from scrapy.http import HtmlResponse, Request
 
-from crawlproj.content.extract import title_and_text
+from crawlproj.content.extract import parsed_page, title_and_text
 
 TITLE = "日本語の検索エンジン"
 BODY = "東京大学のウェブ巡回ロボットです。表示・ソフト・能力・予定"  # includes 5C-trail-byte kanji in Shift_JIS
@@ -17,7 +17,7 @@ def _response(raw: bytes, content_type: str) -> HtmlResponse:
 def test_charset_declared_in_header(charset):
     raw = f"<html><head><title>{TITLE}</title></head><body><p>{BODY}</p></body></html>".encode(charset)
     assert raw != raw.decode(charset).encode("utf-8") or charset == "utf-8"
-    title, text = title_and_text(_response(raw, f"text/html; charset={charset}").selector)
+    title, text = title_and_text(parsed_page(_response(raw, f"text/html; charset={charset}")))
     assert (title, text) == (TITLE, BODY)
 
 
@@ -27,18 +27,18 @@ def test_charset_declared_only_in_meta(charset):
         f'<html><head><meta http-equiv="Content-Type" content="text/html; charset={charset}">'
         f"<title>{TITLE}</title></head><body><p>{BODY}</p></body></html>"
     ).encode(charset)
-    title, text = title_and_text(_response(raw, "text/html").selector)
+    title, text = title_and_text(parsed_page(_response(raw, "text/html")))
     assert (title, text) == (TITLE, BODY)
 
 
 def test_wrong_header_charset_is_overridden_by_bom_not_crash():
     raw = "\ufeff<title>日本</title>".encode("utf-8")
     resp = _response(raw, "text/html; charset=iso-8859-1")
-    assert title_and_text(resp.selector)[0] == "日本"
+    assert title_and_text(parsed_page(resp))[0] == "日本"
 
 
 def test_undecodable_bytes_do_not_raise():
     raw = b"<title>\x82\xa0\xff\xfe broken</title>"
     resp = _response(raw, "text/html; charset=shift_jis")
-    title, _ = title_and_text(resp.selector)
+    title, _ = title_and_text(parsed_page(resp))
     assert title is not None and "broken" in title
