@@ -39,6 +39,7 @@ class ServerProcess:
         self.startup_timeout = startup_timeout
         self.port = 0
         self.dir = ""
+        self.keep_dir = False  # leave the directory's files on stop (a server's data kept for its next start)
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> ServerProcess:
@@ -52,7 +53,7 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.dir and not getattr(self, "data_dir", ""):
+        if self.dir and not self.keep_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self):
@@ -73,6 +74,7 @@ class RedisServer(ServerProcess):
         super().__init__(find_binary("redis-server", "redis-server"), startup_timeout)
         self.appendonly = appendonly
         self.data_dir = data_dir
+        self.keep_dir = bool(data_dir)
 
     def _command(self) -> list[str]:
         fsync = self.appendonly if isinstance(self.appendonly, str) else "always"
