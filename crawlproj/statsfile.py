@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 
 from scrapy import signals
 from scrapy.crawler import Crawler
@@ -31,6 +32,7 @@ class StatsFile:
         stats["finish_reason"] = reason
         times = os.times()  # this process only; worker processes are not counted
         stats["process/cpu_seconds"] = round(times.user + times.system, 3)
+        stats["process/max_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         with open(self.path, "w", encoding="utf-8") as fh:
             json.dump(stats, fh, default=str, indent=1, sort_keys=True)

@@ -3,10 +3,16 @@
 import pytest
 from scrapy.http import HtmlResponse, Request
 
+from crawlproj.content.charset import BodyCharsetMiddleware, body_charset_over_header
 from crawlproj.content.extract import parsed_page, title_and_text
 
 TITLE = "日本語の検索エンジン"
 BODY = "東京大学のウェブ巡回ロボットです。表示・ソフト・能力・予定"  # includes 5C-trail-byte kanji in Shift_JIS
+
+
+class _Stats(dict):
+    def inc_value(self, key, n=1):
+        self[key] = self.get(key, 0) + n
 
 
 def _response(raw: bytes, content_type: str) -> HtmlResponse:
@@ -42,3 +48,22 @@ def test_undecodable_bytes_do_not_raise():
     resp = _response(raw, "text/html; charset=shift_jis")
     title, _ = title_and_text(parsed_page(resp))
     assert title is not None and "broken" in title
+
+
+@pytest.mark.parametrize("charset", ["shift_jis", "euc-jp"])
+@pytest.mark.parametrize("header", ["utf-8", "iso-8859-1"])
+def test_body_charset_wins_over_a_contradicting_header(charset, header):
+    raw = (f'<html><head><meta charset="{charset}"><title>{TITLE}</title></head>'
+           f"<body><p>{BODY}</p></body></html>").encode(charset)
+    resp = _response(raw, f"text/html; charset={header}")
+    assert body_charset_over_header(raw, header) is not None
+    fixed = BodyCharsetMiddleware(_Stats()).process_response(resp.request, resp)
+    assert title_and_text(parsed_page(fixed)) == (TITLE, BODY)
+
+
+def test_header_stands_when_it_reads_the_body_and_the_meta_is_stale():
+    raw = f'<html><head><meta charset="iso-8859-1"><title>{TITLE}</title></head></html>'.encode("utf-8")
+    assert body_charset_over_header(raw, "utf-8") is None
+    ascii_only = b'<html><head><meta charset="shift_jis"><title>plain</title></head></html>'
+    assert body_charset_over_header(ascii_only, "utf-8") is None
+    assert body_charset_over_header(raw, None) is None

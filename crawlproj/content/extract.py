@@ -16,6 +16,7 @@ from weakref import WeakKeyDictionary
 from selectolax.lexbor import LexborHTMLParser
 
 from ..urls import InvalidURL, LinkCanonicalizer
+from .budget import PageBudget
 from .page import INVISIBLE, ExtractedLink, ParsedPage, clean
 
 _parsed: WeakKeyDictionary = WeakKeyDictionary()  # response -> its ParsedPage, while it lives
@@ -28,12 +29,26 @@ def is_html(content_type: str | bytes | None) -> bool:
     return not content_type or "html" in content_type.lower()
 
 
-def parsed_page(response) -> ParsedPage:  # noqa: ANN001 - a Scrapy TextResponse
-    """The response's text parsed once: the render decision, the spider and the pipelines share it."""
+def page_budget(settings) -> PageBudget:  # noqa: ANN001 - Scrapy settings
+    """The :class:`PageBudget` of ``PAGE_MAX_DEPTH``, ``PAGE_MAX_ELEMENTS`` and ``MAIN_TEXT_MAX_DEPTH``."""
+    d = PageBudget()  # its defaults are the settings' (for settings made without the project's)
+    return PageBudget(max_depth=settings.getint("PAGE_MAX_DEPTH", d.max_depth),
+                      max_elements=settings.getint("PAGE_MAX_ELEMENTS", d.max_elements),
+                      main_text_max_depth=settings.getint("MAIN_TEXT_MAX_DEPTH", d.main_text_max_depth))
+
+
+def parsed_page(response, budget: PageBudget | None = None) -> ParsedPage:  # noqa: ANN001 - a TextResponse
+    """The response's text parsed once, within ``budget``: the render decision, the spider and
+    the pipelines share it."""
     page = _parsed.get(response)
     if page is None:
-        page = _parsed[response] = ParsedPage(response.text)
+        page = _parsed[response] = ParsedPage(response.text, budget or PageBudget())
     return page
+
+
+def adopt_parsed_page(response, page: ParsedPage) -> None:  # noqa: ANN001 - a TextResponse
+    """Make ``page`` (parsed elsewhere, as in a page thread) the response's one parse."""
+    _parsed[response] = page
 
 
 def base_url(page: ParsedPage, page_url: str, canonical: LinkCanonicalizer) -> str:

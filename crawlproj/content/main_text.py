@@ -13,9 +13,15 @@ boilerplate of ``<div>``-soup layouts.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.encoding import bytes_to_str
 from resiliparse.parse.html import HTMLTree
+
+from .budget import PageBudget
+
+DEFAULT_BUDGET = PageBudget()
 
 
 def decode(body: bytes, charset: str | None) -> str:
@@ -28,12 +34,32 @@ def decode(body: bytes, charset: str | None) -> str:
     return bytes_to_str(body)
 
 
-def main_text(body: bytes, charset: str | None = None) -> str:
-    """The page's main content as plain text (title and headings included, layout left out)."""
-    tree = HTMLTree.parse(decode(body, charset))
+@dataclass(frozen=True)
+class MainText:
+    """A page's main text, and why it is less than that when it is (None: it is the main text).
+
+    ``limited`` is ``depth`` or ``elements`` when the page passed that bound (its text was read
+    up to there), or ``main_content_depth`` when it nests too deep for main-content scoring
+    and all of its visible text was taken (linear time) instead."""
+
+    text: str
+    limited: str | None = None
+
+
+def extract_main_text(body: bytes, charset: str | None = None, budget: PageBudget = DEFAULT_BUDGET) -> MainText:
+    """The page's main content as plain text (title and headings included, layout left out),
+    within ``budget``."""
+    html, found = budget.bounded(decode(body, charset))
+    scored = budget.main_content_ok(found)
+    tree = HTMLTree.parse(html)
     title = tree.title or ""
-    text = extract_plain_text(tree, main_content=True, list_bullets=False, links=False, alt_texts=False,
+    text = extract_plain_text(tree, main_content=scored, list_bullets=False, links=False, alt_texts=False,
                               form_fields=False, noscript=False)
     if title and not text.startswith(title):
         text = f"{title}\n{text}"
-    return text
+    return MainText(text, found.cut_reason or (None if scored else "main_content_depth"))
+
+
+def main_text(body: bytes, charset: str | None = None, budget: PageBudget = DEFAULT_BUDGET) -> str:
+    """:func:`extract_main_text`'s text."""
+    return extract_main_text(body, charset, budget).text

@@ -19,6 +19,8 @@ from functools import cached_property
 
 from selectolax.lexbor import LexborHTMLParser
 
+from .budget import PageBudget
+
 _SPACE = re.compile(r"\s+")
 #: ``<link rel=...>`` kinds that name another page to crawl.
 FOLLOW_LINK_RELS = frozenset({"next", "alternate"})
@@ -43,11 +45,26 @@ class ExtractedLink:
 
 
 class ParsedPage:
-    """The parsed page and what is read from it (each read at most once, on first use)."""
+    """The parsed page and what is read from it (each read at most once, on first use).
 
-    def __init__(self, html: str) -> None:
+    With a :class:`~crawlproj.content.budget.PageBudget`, a page that nests deeper or holds
+    more elements than it allows is parsed only up to where it passed the bound;
+    :attr:`over_budget` then names the bound (``depth`` or ``elements``)."""
+
+    def __init__(self, html: str, budget: PageBudget | None = None) -> None:
+        self.over_budget: str | None = None
+        if budget is not None:
+            html, found = budget.bounded(html)
+            self.over_budget = found.cut_reason
         self.html = html
         self.tree = LexborHTMLParser(html)
+
+    @classmethod
+    def unparsed(cls, reason: str) -> ParsedPage:
+        """A page given up on (``reason``: which budget it ran out of): no links, no title."""
+        page = cls("")
+        page.over_budget = reason
+        return page
 
     @cached_property
     def title(self) -> str | None:

@@ -11,9 +11,10 @@ from scrapy.exceptions import NotConfigured
 from .. import signals as crawl_signals
 from ..items import PageItem
 from ..store import beside_store, parse_store_uri
-from .extract import is_html
+from .extract import is_html, page_budget
 from .index_storage import SqliteIndexStorage
-from .main_text import main_text
+from .main_text import extract_main_text
+from .offload import PageWorkers, StageTimeout
 from .near_duplicates import NearDuplicateIndex
 
 logger = logging.getLogger(__name__)
@@ -38,10 +39,12 @@ class NearDuplicatePipeline:
     ``NEAR_DUPLICATES_KEEP_CONTENT``. The index persists in
     ``NEAR_DUPLICATES_INDEX`` and is committed just before each store commit.
 
-    It runs in the crawler's thread (about 1.5 ms for a page with 12 KB of
-    main text). A worker process was tried and measured: pickling, the
-    executor's threads and GIL hand-offs cost the crawler more CPU than the
-    work they moved away.
+    Main text is extracted within the page budget (``PAGE_MAX_DEPTH``,
+    ``MAIN_TEXT_MAX_DEPTH``; a page past a bound counts ``budget/main_text/<why>``).
+    A page of ``PAGE_THREAD_MIN_BYTES`` or more is extracted and signed in a page
+    thread (:mod:`crawlproj.content.offload`); smaller ones in the crawler's thread
+    (about 1.5 ms for 12 KB of main text), where a worker process was measured to
+    cost more CPU in pickling and hand-offs than the work it moved away.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -62,6 +65,8 @@ class NearDuplicatePipeline:
             self.path = index_path(s)
             self.index = NearDuplicateIndex(storage=SqliteIndexStorage(self.path), **shape)
         crawler.signals.connect(self.index.storage.commit, signal=crawl_signals.store_committing)
+        self.budget = page_budget(s)
+        self.workers = PageWorkers.of(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> NearDuplicatePipeline:
@@ -70,16 +75,30 @@ class NearDuplicatePipeline:
     def open_spider(self, spider: Spider | None = None) -> None:
         logger.info("near-duplicate index %s: %d canonical pages", self.path, len(self.index))
 
-    def process_item(self, item: object, spider: Spider | None = None) -> object:
+    def _sign(self, body: bytes, charset: str | None):  # noqa: ANN202
+        found = extract_main_text(body, charset, self.budget)
+        return found.limited, self.index.fingerprint(found.text)
+
+    async def process_item(self, item: object, spider: Spider | None = None) -> object:
         if not isinstance(item, PageItem) or not item.body or not 200 <= item.status < 300:
             return item
         if not is_html(item.content_type):
             return item
-        print_ = self.index.fingerprint(main_text(item.body, item.charset))
+        stats = self.crawler.stats
+        if self.workers.wants(len(item.body)):
+            try:
+                limited, print_ = await self.workers.run(self._sign, item.body, item.charset)
+            except StageTimeout as exc:
+                logger.warning("main text of %s gave up: %s", item.url, exc)
+                stats.inc_value("budget/timeout/main_text")
+                return item
+        else:
+            limited, print_ = self._sign(item.body, item.charset)
+        if limited:
+            stats.inc_value(f"budget/main_text/{limited}")
         item.text_length = print_.length
         item.text_hash = print_.digest
         match = self.index.add(item.url, print_)
-        stats = self.crawler.stats
         stats.inc_value("near_duplicates/checked")
         if match is not None:
             item.duplicate_of, item.duplicate_kind, item.jaccard = match.canonical, match.kind, match.jaccard

@@ -42,6 +42,14 @@ def parse_allowlist(values: list[str]) -> list[ipaddress.IPv4Network | ipaddress
     return [ipaddress.ip_network(v, strict=False) for v in values]
 
 
+class AddressRefused(IgnoreRequest):
+    """A request refused by address safety; ``kind`` is the reason class (loopback, private, ...)."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
 class AddressSafetyMiddleware:
     """Refuses requests to hosts that resolve to non-public addresses unless allow-listed."""
 
@@ -55,7 +63,7 @@ class AddressSafetyMiddleware:
 
     def _refuse(self, request: Request, host: str, address: str, kind: str) -> None:
         self.crawler.stats.inc_value(f"address_safety/refused/{kind}")
-        raise IgnoreRequest(f"address safety: {host} is {address} ({kind}); refused {request.url}")
+        raise AddressRefused(f"{kind}: {host} is {address}; address safety refused {request.url}", kind)
 
     async def process_request(self, request: Request, spider: Any = None) -> None:
         host = urlparse_cached(request).hostname or ""

@@ -13,7 +13,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.http import TextResponse
 from w3lib.encoding import html_to_unicode
 
-from ..content.extract import is_html, parsed_page
+from ..content.extract import is_html, page_budget, parsed_page
 from ..content.page import ParsedPage
 from .detect import Verdict, needs_rendering
 from .hosts import HostRenderMemory
@@ -52,6 +52,7 @@ class RenderDecisionMiddleware:
         self.min_text = s.getint("RENDER_MIN_TEXT")
         self.min_links = s.getint("RENDER_MIN_LINKS")
         self.script_ratio = s.getfloat("RENDER_SCRIPT_RATIO")
+        self.budget = page_budget(s)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RenderDecisionMiddleware:
@@ -82,14 +83,14 @@ class RenderDecisionMiddleware:
             document = request.meta.pop("render_document", None)
             if self.mode == "auto" and document is not None and is_html(document[1]):
                 _, text = html_to_unicode(document[1] or None, document[0])
-                self._learn(host, self.judge(ParsedPage(text)))
+                self._learn(host, self.judge(ParsedPage(text, self.budget)))
             return response
         if self.mode != "auto" or not 200 <= response.status < 300:
             return response
         content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
         if not is_html(content_type) or len(response.body) > _SHELL_MAX_BYTES or not isinstance(response, TextResponse):
             return response
-        verdict = self.judge(parsed_page(response))  # the parse the spider reads too
+        verdict = self.judge(parsed_page(response, self.budget))  # the parse the spider reads too
         self._learn(host, verdict)
         if not verdict.needs:
             self.stats.inc_value("render/static_pages")

@@ -83,6 +83,7 @@ class HostSpec:
     mirror_of: int = -1  # the host a "mirror" host copies
     js: str = ""  # "" static | "spa" (#app shell, data inline) | "fetch" (#root shell, JSON by fetch()) | "bare"
     validators: str = "etag"  # changing pages: "etag" (and Last-Modified) | "last-modified" | "none"
+    hostile: bool = False  # serves crawlproj.sandbox.hostile's pages instead of a site
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from email.utils import formatdate, parsedate_to_datetime
 from aiohttp import web
 from aiohttp.helpers import must_be_empty_body
 
+from . import hostile
 from .audit import Record, politeness_report
 from .changes import PageChanges
 from .graph import HostSpec, SandboxConfig, SandboxWeb
@@ -65,6 +66,8 @@ class SandboxServer:
         status, body, headers = 404, b"not found\n", {"Content-Type": "text/plain"}
         spec = HostSpec()
         dropped = False
+        if host is not None and self.web.specs[host].hostile and request.path != "/robots.txt":
+            return await self.hostile(request, name, conn, arrival)
         if host is not None:
             spec = self.web.specs[host]
             if spec.trap and request.path != "/robots.txt":
@@ -173,6 +176,48 @@ class SandboxServer:
         noise = (f'<aside class="ad">Sponsored {self.rng.randrange(10**6)}</aside>'
                  f'<footer class="served">Served at {time.time():.6f}</footer>').encode()
         return 200, body.replace(b"</body>", noise + b"</body>"), {**headers, **validators}
+
+    async def hostile(self, request: web.BaseRequest, name: str, conn: int, arrival: float) -> web.StreamResponse:
+        """A page of the hostile family (:mod:`crawlproj.sandbox.hostile`), recorded like any other."""
+        path, html = request.path, "text/html; charset=utf-8"
+        status, headers, body = 200, {"Content-Type": html}, b""
+        sent = 0
+        if path == "/":
+            body = hostile.index(f"http://{hostile.REFUSED_HOST}:{self.web.port}")
+        elif path.startswith("/redirect/") and path[10:].isdigit():
+            status, headers = 302, {"Location": f"/redirect/{int(path[10:]) + 1}"}
+        elif path in ("/endless.html", "/trickle.html"):
+            response = web.StreamResponse(headers={"Content-Type": html})
+            await response.prepare(request)
+            chunk, pause = (b"<p>" + b"x" * 65_532, 0.0) if path == "/endless.html" else (b" ", 1.0)
+            try:
+                while request.transport is not None and not request.transport.is_closing():
+                    await response.write(chunk)
+                    sent += len(chunk)
+                    await asyncio.sleep(pause)
+            except (ConnectionError, RuntimeError):
+                pass
+            self.records.append(Record(name, request.path_qs, arrival, time.perf_counter(), 200, conn, sent))
+            return response
+        else:
+            pages = {"/deep.html": hostile.deep, "/words.html": hostile.words, "/nul.html": hostile.nul,
+                     "/hrefs.html": hostile.hrefs, "/ok.html": hostile.ok, "/charset.html": hostile.charset_page,
+                     "/bomb.html": hostile.bomb}
+            if path in pages:
+                body = pages[path]()
+                if path == "/bomb.html":
+                    headers["Content-Encoding"] = "gzip"
+            else:
+                status, body, headers = 404, b"not found\n", {"Content-Type": "text/plain"}
+        response = web.StreamResponse(status=status, headers=headers)
+        response.content_length = len(body)
+        await response.prepare(request)
+        finish = time.perf_counter()
+        if body:
+            await response.write(body)
+        await response.write_eof()
+        self.records.append(Record(name, request.path_qs, arrival, finish, status, conn, len(body)))
+        return response
 
     def control(self, request: web.BaseRequest) -> web.Response:
         what = request.path[len(CONTROL) :]

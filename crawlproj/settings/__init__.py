@@ -196,6 +196,10 @@ DOWNLOADER_MIDDLEWARES = {
     "crawlproj.politeness.robots.RobotsTxtMiddleware": 100,
     # Static first; a page whose HTML is an empty JavaScript shell goes back to be rendered.
     "crawlproj.rendering.middleware.RenderDecisionMiddleware": 950,
+    # Just above it, so a large page is parsed in a page thread before anything reads it.
+    "crawlproj.content.offload.PageParseMiddleware": 960,
+    # Above both: a body whose own charset contradicts its header is read in its own.
+    "crawlproj.content.charset.BodyCharsetMiddleware": 970,
     # Next to the download handler: sees raw 503s and dropped connections before retries.
     "crawlproj.politeness.feedback.FeedbackMiddleware": 990,
 }
@@ -283,6 +287,30 @@ NEAR_DUPLICATES_MIN_SHINGLES = 10
 #: a page of megabytes of text would otherwise hold the crawl for seconds and cost hundreds of MB.
 #: 0: no limit.
 NEAR_DUPLICATES_MAX_CHARS = 200_000
+
+# -- the page budget: what one page may cost (crawlproj.content.budget) -----------
+#: A page is parsed (and its main text read) up to where it first nests deeper than this;
+#: the rest is left out and counted (crawlproj/over_budget/depth). Parsers are superlinear in
+#: nesting: 24,000 unclosed <div> took lexbor 0.9 s. Real pages nest 10-70 deep; Blink stops at 512.
+PAGE_MAX_DEPTH = 1024
+#: ... and up to its this-many-th element (crawlproj/over_budget/elements). Node.js's one-page
+#: manual, 6 MB, has 119,000.
+PAGE_MAX_ELEMENTS = 250_000
+#: A page nested deeper than this gets its visible text as main text (linear time) instead of
+#: main-content scoring, which walks each node's text once per ancestor (6,000 levels: 2.2 s).
+MAIN_TEXT_MAX_DEPTH = 256
+#: Pages of at least this many bytes are parsed, and their main text extracted, in a page
+#: thread (the parsers release the GIL), so that no page holds the reactor.
+PAGE_THREAD_MIN_BYTES = 128 * 1024
+#: Page threads; 0 does all per-page work on the reactor's thread.
+PAGE_THREADS = 1
+#: Work on one page in a page thread is given up on after this many seconds; the page is
+#: stored with what could be extracted (budget/timeout/parse, budget/timeout/main_text).
+PAGE_STAGE_TIMEOUT = 20.0
+#: The reactor's stalls are measured by a tick this often (0: not measured); a stall of
+#: STALL_WARN seconds or more is logged and counted (reactor/stalls, reactor/max_stall_seconds).
+STALL_TICK = 0.05
+STALL_WARN = 1.0
 #: Archive the content of duplicates too (by default they are recorded, not archived).
 NEAR_DUPLICATES_KEEP_CONTENT = False
 #: "local": the index in memory, persisted in SQLite; "redis": shared by every worker in
@@ -419,5 +447,5 @@ GC_THRESHOLDS = [50_000, 20, 20]
 
 #: If set, write the final crawl stats as JSON to this path.
 STATS_FILE = ""
-EXTENSIONS = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.gc_tuning.GcTuning": 0, "crawlproj.revisit.refresher.Refresher": 100,
+EXTENSIONS = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.gc_tuning.GcTuning": 0, "crawlproj.stalls.StallMonitor": 0, "crawlproj.revisit.refresher.Refresher": 100,
               "crawlproj.distributed.seeds.RedisSeeds": 200, "crawlproj.dashboard.extension.Dashboard": 300}

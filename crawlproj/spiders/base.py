@@ -13,7 +13,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
 from .. import signals as crawl_signals
-from ..content.extract import ExtractedLink, is_html, iter_links, parsed_page
+from ..content.extract import ExtractedLink, is_html, iter_links, page_budget, parsed_page
 from ..items import FetchError, PageItem, Skipped
 from ..scope import Scope
 from ..urls import InvalidURL, LinkCanonicalizer, canonicalize, host_of
@@ -42,6 +42,7 @@ def _error_kind(failure: Failure) -> str:
         "ResponseNeverReceived": "connection_lost",
         "ResponseFailed": "receive",
         "IgnoreRequest": "ignored",
+        "AddressRefused": "address_refused",
         # Scrapy 2.13+ wraps the Twisted errors in its own exceptions.
         "CannotResolveHostError": "dns",
         "DownloadTimeoutError": "timeout",
@@ -54,6 +55,8 @@ def _error_kind(failure: Failure) -> str:
         "DownloadCancelledError": "too_large",
         "CancelledError": "too_large",
     }
+    if name == "IgnoreRequest" and str(exc) == "max redirections reached":
+        return "redirect_limit"
     if "maxsize" in str(exc).lower() or "max size" in str(exc).lower() or "exceeded" in str(exc).lower():
         return "too_large"
     return kinds.get(name, name.lower())
@@ -80,6 +83,7 @@ class CrawlSpiderBase(scrapy.Spider):
         self.max_url_length = s.getint("URL_MAX_LENGTH")
         self.follow_nofollow = s.getbool("FOLLOW_NOFOLLOW")
         self.robots_agent = s.get("ROBOTSTXT_USER_AGENT") or "crawlproj"
+        self.page_budget = page_budget(s)
         self.link_canonical = LinkCanonicalizer(self.session_params, self.max_url_length)
         self._url_seen: Any = _UNASKED
 
@@ -116,7 +120,9 @@ class CrawlSpiderBase(scrapy.Spider):
         html_page = isinstance(response, TextResponse) and is_html(response.headers.get(b"Content-Type"))
         if html_page and 200 <= response.status < 300:
             try:
-                page = parsed_page(response)
+                page = parsed_page(response, self.page_budget)
+                if page.over_budget:  # stored with what was read before the bound
+                    self.count(f"over_budget/{page.over_budget}")
                 directives = page.robots_directives(self.robots_agent)
                 title = page.title
                 for found in iter_links(page, response.url, self.link_canonical):
@@ -207,11 +213,12 @@ class CrawlSpiderBase(scrapy.Spider):
             yield from self.parse(response)
             return
         kind = _error_kind(failure)
+        linked = (request.meta.get("redirect_urls") or [request.url])[0]  # the URL a page linked
+        url = self.canonical(linked) or linked
         if kind == "ignored" and "robots.txt" in str(failure.value):
             self.count("robots_forbidden")
-            yield Skipped(self.canonical(request.url) or request.url, "robots")
+            yield Skipped(url, "robots")
             return
         self.count(f"fetch_errors/{kind}")
-        url = self.canonical(request.url) or request.url
         yield FetchError(url=url, host=host_of(url), kind=kind, message=str(failure.value)[:500],
                          depth=request.meta.get("depth", 0), at=time.time())

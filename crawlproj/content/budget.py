@@ -1,0 +1,152 @@
+"""Bounds on what one page may cost (pure logic).
+
+HTML parsers and main-text extraction are linear in size but not in nesting:
+lexbor (selectolax) rebuilds its scope checks on every start tag, so a page of
+24,000 unclosed ``<div>`` (1 MB) takes it 0.9 s and 48,000 take it 7 s, and
+resiliparse's main-content scoring walks each node's text once per ancestor
+(6,000 levels: 2.2 s). Browsers bound depth for the same reason (Blink stops
+nesting at 512). A page is therefore measured before it is parsed:
+
+- the count of start tags bounds both the node count and the depth, so a page
+  with few start tags (nearly every page) is settled by one C-speed count;
+- a page with many is walked by :func:`nesting`, a tokenizer that knows
+  comments, raw-text elements, void elements and the end tags HTML lets a page
+  leave out, so long ``<li>`` or ``<p>`` lists do not count as depth.
+
+A page over a bound is cut where it first passes the bound (what comes before
+is still extracted), and main text falls back to the linear plain-text
+extraction when the page nests deeper than ``MAIN_TEXT_MAX_DEPTH``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: One C-speed pass over a page's tags: "" for a start tag, "/" for an end tag, "!" or "?" for
+#: a comment or doctype, the name of the void elements pages are full of (other voids count as starts).
+_TALLY = re.compile(r"<([/!?]|(?:br|img|meta|link|input|hr)(?=[\s/>])|(?=[A-Za-z]))", re.IGNORECASE)
+_TOKEN = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)|<!--|<[!?]")
+VOID = frozenset("area base br col embed hr img input keygen link meta param source track wbr".split())
+RAW_TEXT = frozenset("script style textarea title xmp iframe noembed noframes plaintext".split())
+_RAW_END = {name: re.compile(f"</{name}", re.IGNORECASE) for name in RAW_TEXT}
+#: Start tags that first close the nearest open element of these names (and all inside it).
+IMPLIED_END = {
+    "p": ("p",), "li": ("li",), "dt": ("dt", "dd"), "dd": ("dt", "dd"), "option": ("option",),
+    "tr": ("tr",), "td": ("td", "th"), "th": ("td", "th"),
+    "tbody": ("tbody", "thead", "tfoot"), "thead": ("tbody", "thead", "tfoot"), "tfoot": ("tbody", "thead", "tfoot"),
+}
+#: Start tags that close an open ``<p>``.
+CLOSES_P = frozenset(
+    "address article aside blockquote details div dl fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 "
+    "header hgroup hr main menu nav ol p pre section table ul".split())
+
+
+@dataclass(frozen=True)
+class Nesting:
+    """What :func:`nesting` found: the deepest nesting, the start tags seen, and where the page
+    first passed a bound (None when it never did)."""
+
+    depth: int
+    elements: int
+    cut_at: int | None
+    cut_reason: str | None
+
+
+def tag_tally(html: str) -> tuple[int, int]:
+    """``(start tags, estimated depth)``: the start tags counted in C (an upper bound on the
+    page's elements and on its depth), less its end tags and common void elements."""
+    tokens = _TALLY.findall(html)
+    ends = tokens.count("/")
+    starts = len(tokens) - ends - tokens.count("!") - tokens.count("?")
+    voids = starts - tokens.count("")
+    return starts, starts - ends - voids
+
+
+def nesting(html: str, max_depth: int | None = None, max_elements: int | None = None) -> Nesting:
+    """The page's nesting depth as an HTML parser would build it (closely, not exactly), walked
+    in one pass; stops at the first tag that passes ``max_depth`` or ``max_elements``."""
+    stack: list[str] = []
+    open_count: dict[str, int] = {}
+    deepest = elements = 0
+    pos = 0
+    find = _TOKEN.search
+    while True:
+        m = find(html, pos)
+        if m is None:
+            break
+        name = m.group(2)
+        if name is None:  # a comment, doctype or processing instruction
+            end = html.find("-->", m.end()) if m.group(0) == "<!--" else html.find(">", m.end())
+            pos = len(html) if end < 0 else end + 1
+            continue
+        pos = m.end()
+        name = name.lower()
+        if m.group(1):  # an end tag closes up to its element, if that is open at all
+            if open_count.get(name):
+                while stack:
+                    top = stack.pop()
+                    open_count[top] -= 1
+                    if top == name:
+                        break
+            continue
+        elements += 1
+        if max_elements is not None and elements > max_elements:
+            return Nesting(deepest, elements - 1, m.start(), "elements")
+        if name in VOID:
+            continue
+        closes = IMPLIED_END.get(name)
+        if name in CLOSES_P and open_count.get("p"):
+            closes = ("p",) + (closes or ())
+        if closes:
+            # the parser closes the nearest such element (looking past inline ones)
+            for i in range(len(stack) - 1, max(-1, len(stack) - 8), -1):
+                if stack[i] in closes:
+                    for top in stack[i:]:
+                        open_count[top] -= 1
+                    del stack[i:]
+                    break
+        if name in RAW_TEXT:  # its content is text up to its own end tag
+            closing = _RAW_END[name].search(html, pos)
+            pos = len(html) if closing is None else closing.start()
+            continue
+        stack.append(name)
+        open_count[name] = open_count.get(name, 0) + 1
+        if len(stack) > deepest:
+            deepest = len(stack)
+            if max_depth is not None and deepest > max_depth:
+                return Nesting(deepest - 1, elements, m.start(), "depth")
+    return Nesting(deepest, elements, None, None)
+
+
+@dataclass(frozen=True)
+class PageBudget:
+    """The bounds one page is held to (``PAGE_MAX_DEPTH``, ``PAGE_MAX_ELEMENTS``, ``MAIN_TEXT_MAX_DEPTH``)."""
+
+    max_depth: int = 1024
+    max_elements: int = 250_000
+    main_text_max_depth: int = 256
+    #: Pages with more start tags than this are walked whatever the estimate says.
+    walk_start_tags: int = 2048
+
+    def measure(self, html: str) -> Nesting:
+        """The page's nesting: walked by :func:`nesting` when a count says it could pass a bound.
+
+        Start tags less end tags less void elements is the depth when every tag is real; end
+        tags hidden in comments or scripts can only pull that estimate down by as many as the
+        page has, so a page with more than ``WALK_START_TAGS`` start tags is always walked."""
+        starts, estimate = tag_tally(html)
+        if estimate <= self.main_text_max_depth and starts <= min(self.walk_start_tags, self.max_elements):
+            return Nesting(max(estimate, 0), starts, None, None)
+        return nesting(html, self.max_depth, self.max_elements)
+
+    def bounded(self, html: str) -> tuple[str, Nesting]:
+        """The part of the page that is within the bounds (all of it, nearly always), and its nesting."""
+        found = self.measure(html)
+        if found.cut_at is None:
+            return html, found
+        return html[: found.cut_at], found
+
+    def main_content_ok(self, found: Nesting) -> bool:
+        """Whether main-content scoring (superlinear in depth) may run on a page nested this deep."""
+        return found.depth <= self.main_text_max_depth

@@ -1,0 +1,77 @@
+"""A page's own charset against its Content-Type header.
+
+Scrapy, like the HTML standard, reads a body in the header's charset before the
+body's ``<meta charset>``. Servers get the header wrong far more often than pages
+get their meta wrong: a Shift_JIS page served as ``charset=UTF-8`` (a server-wide
+default) comes out garbled, though its own bytes say what they are. So when the
+body declares a different charset and the header's charset cannot read the body
+(or reads any bytes at all, as ISO-8859-1 does), but the declared one can, the
+declared one wins. A BOM already wins in Scrapy (w3lib).
+"""
+
+from __future__ import annotations
+
+import codecs
+from functools import lru_cache
+from typing import Any
+
+from scrapy.http import Response, TextResponse
+from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, resolve_encoding
+
+from .extract import is_html
+
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+
+
+@lru_cache(maxsize=64)
+def _reads_any_bytes(codec: str) -> bool:
+    """Whether ``codec`` decodes (nearly) every byte, as single-byte charsets do: reading a body
+    without an error then says nothing (windows-1252 leaves only 5 bytes undefined)."""
+    return _HIGH_BYTES.decode(codec, "replace").count("\ufffd") <= 8
+
+
+def _strict(body: bytes, codec: str) -> bool:
+    try:
+        body.decode(codec)
+    except (UnicodeDecodeError, LookupError):
+        return False
+    return True
+
+
+def body_charset_over_header(body: bytes, header_charset: str | None) -> str | None:
+    """The body's declared charset when it should override ``header_charset``, else None (pure)."""
+    if not header_charset:
+        return None
+    declared = html_body_declared_encoding(body)
+    header, own = resolve_encoding(header_charset), resolve_encoding(declared) if declared else None
+    if not header or not own or codecs.lookup(header).name == codecs.lookup(own).name:
+        return None
+    if _strict(body, header) and not _reads_any_bytes(header):
+        return None  # the header's charset reads the body: the meta is the stale one
+    if body.isascii() or not _strict(body, own):
+        return None
+    return own
+
+
+class BodyCharsetMiddleware:
+    """Re-reads an HTML response in its body's own charset when the header contradicts it
+    (counted as ``charset/body_over_header``)."""
+
+    def __init__(self, stats: Any) -> None:
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> BodyCharsetMiddleware:
+        return cls(crawler.stats)
+
+    def process_response(self, request: Any, response: Response, spider: Any = None) -> Response:
+        if not isinstance(response, TextResponse):
+            return response
+        content_type = response.headers.get(b"Content-Type")
+        if not content_type or not is_html(content_type):
+            return response
+        own = body_charset_over_header(response.body, http_content_type_encoding(content_type.decode("latin-1")))
+        if own is None:
+            return response
+        self.stats.inc_value("charset/body_over_header")
+        return response.replace(encoding=own)

@@ -1,0 +1,120 @@
+"""Large pages are parsed off the reactor's thread (the Scrapy adapter of :mod:`crawlproj.content.budget`).
+
+lexbor (selectolax) and resiliparse release the GIL while they parse and
+extract, so a worker thread runs them while the reactor goes on dispatching
+requests. Measured on real documentation pages before this: a 6 MB page (17,000
+links) held the reactor 0.4-3 s, and every host's next request waited that long.
+Small pages stay on the reactor's thread: handing them over costs more than it saves.
+
+:class:`PageParseMiddleware` parses a large HTML response (and reads its links
+and title) in the worker before the render decision and the spider read it;
+:class:`~crawlproj.content.pipeline.NearDuplicatePipeline` extracts a large page's
+main text there too. Work that runs past ``PAGE_STAGE_TIMEOUT`` is given up on: the
+page is stored with what could be extracted and ``budget/timeout/<stage>`` counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+from weakref import WeakKeyDictionary
+
+from scrapy import signals
+from scrapy.crawler import Crawler
+from scrapy.http import Request, Response, TextResponse
+from scrapy.utils.reactor import is_asyncio_reactor_installed
+
+from .budget import PageBudget
+from .extract import adopt_parsed_page, is_html, page_budget
+from .page import ParsedPage
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class StageTimeout(Exception):
+    """Per-page work that ran past ``PAGE_STAGE_TIMEOUT``."""
+
+
+class PageWorkers:
+    """The crawl's page threads (``PAGE_THREADS``): run a function there and await it, within
+    ``PAGE_STAGE_TIMEOUT``. Pages of fewer than ``PAGE_THREAD_MIN_BYTES`` are not sent."""
+
+    def __init__(self, threads: int, timeout: float, min_bytes: int) -> None:
+        self.threads, self.timeout, self.min_bytes = threads, timeout, min_bytes
+        self.executor: ThreadPoolExecutor | None = None
+        # Threads need asyncio's loop to be awaited from Scrapy's coroutines.
+        self.enabled = threads > 0 and is_asyncio_reactor_installed()
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> PageWorkers:
+        """The crawler's one pool, made on first use and shut down when the spider closes."""
+        workers = _workers.get(crawler)
+        if workers is None:
+            s = crawler.settings
+            workers = _workers[crawler] = cls(s.getint("PAGE_THREADS"), s.getfloat("PAGE_STAGE_TIMEOUT"),
+                                              s.getint("PAGE_THREAD_MIN_BYTES"))
+            crawler.signals.connect(workers.close, signal=signals.spider_closed)
+        return workers
+
+    def wants(self, size: int) -> bool:
+        return self.enabled and size >= self.min_bytes
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in a page thread; :class:`StageTimeout` when it takes too long (a thread
+        cannot be stopped: it finishes in the background and its result is dropped)."""
+        if self.executor is None:
+            self.executor = ThreadPoolExecutor(self.threads, thread_name_prefix="crawlproj-page")
+        future = asyncio.wrap_future(self.executor.submit(fn, *args))
+        try:
+            return await asyncio.wait_for(future, self.timeout)
+        except asyncio.TimeoutError:
+            raise StageTimeout(f"over {self.timeout:g} s") from None
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=False, cancel_futures=True)
+            self.executor = None
+
+
+_workers: WeakKeyDictionary = WeakKeyDictionary()
+
+
+def _parse(text: str, budget: PageBudget) -> ParsedPage:
+    page = ParsedPage(text, budget)
+    page.links, page.title  # noqa: B018 - read here, in the thread, not on the reactor
+    return page
+
+
+class PageParseMiddleware:
+    """Parses large HTML responses in a page thread, so that no page holds the reactor.
+
+    The spider and the render decision then read the same parse (``parsed_page``).
+    Sits just above the render decision, so its ``process_response`` runs first."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.stats = crawler.stats
+        self.workers = PageWorkers.of(crawler)
+        self.budget = page_budget(crawler.settings)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PageParseMiddleware:
+        return cls(crawler)
+
+    async def process_response(self, request: Request, response: Response, spider: Any = None) -> Response:
+        if (not isinstance(response, TextResponse) or not self.workers.wants(len(response.body))
+                or not is_html(response.headers.get(b"Content-Type"))):
+            return response
+        text = response.text  # decoded here: the thread only parses
+        try:
+            page = await self.workers.run(_parse, text, self.budget)
+            self.stats.inc_value("budget/parsed_in_thread")
+        except StageTimeout as exc:
+            logger.warning("parsing %s gave up: %s", response.url, exc)
+            self.stats.inc_value("budget/timeout/parse")
+            page = ParsedPage.unparsed("timeout")
+        adopt_parsed_page(response, page)
+        return response

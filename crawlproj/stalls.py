@@ -1,0 +1,63 @@
+"""Reactor stalls: how long the crawl's one thread was held (an extension).
+
+Everything in a crawl process (every host's next request, every download's bytes)
+waits while the reactor's thread runs one piece of work. A tick scheduled every
+``STALL_TICK`` seconds measures how late it runs: the lateness is the time the reactor
+was held. The longest is ``reactor/max_stall_seconds``, and stalls of at least
+``STALL_WARN`` seconds are counted (``reactor/stalls``) and logged: the page budget
+(:mod:`crawlproj.content.budget`, :mod:`crawlproj.content.offload`) exists so that
+there are none.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from scrapy import signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from twisted.internet import task
+
+logger = logging.getLogger(__name__)
+
+
+class StallMonitor:
+    """Measures how late a periodic tick runs on the reactor."""
+
+    def __init__(self, crawler: Crawler, tick: float, warn: float) -> None:
+        self.stats = crawler.stats
+        self.tick, self.warn = tick, warn
+        self.longest = 0.0
+        self._due = 0.0
+        self._loop = task.LoopingCall(self._check)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> StallMonitor:
+        s = crawler.settings
+        tick = s.getfloat("STALL_TICK")
+        if tick <= 0:
+            raise NotConfigured
+        ext = cls(crawler, tick, s.getfloat("STALL_WARN"))
+        crawler.signals.connect(ext.start, signal=signals.engine_started)
+        crawler.signals.connect(ext.stop, signal=signals.engine_stopped)
+        return ext
+
+    def start(self) -> None:
+        self._due = time.monotonic() + self.tick
+        self._loop.start(self.tick, now=False)
+
+    def _check(self) -> None:
+        now = time.monotonic()
+        late = max(0.0, now - self._due)
+        self._due = now + self.tick
+        if late > self.longest:
+            self.longest = late
+            self.stats.set_value("reactor/max_stall_seconds", round(late, 3))
+        if late >= self.warn:
+            self.stats.inc_value("reactor/stalls")
+            logger.warning("the reactor was held %.2f s", late)
+
+    def stop(self) -> None:
+        if self._loop.running:
+            self._loop.stop()

@@ -1,0 +1,78 @@
+"""A crawl of the hostile host family beside ordinary hosts (issue 20), checked at the server."""
+
+import socket
+import threading
+
+from crawlproj.sandbox import harness, hostile
+
+INTERVAL = 0.05
+#: The crawl's peak RSS with a 10 MB page of distinct words, a 20,000-deep page and a gzip bomb
+#: among its pages (360 MB measured, 190 MB of it before the first page; a page once cost 60-90 times its size to sign).
+MAX_RSS = 512 * 1024 * 1024
+
+
+class Listener:
+    """Counts the TCP connections accepted on one address (where nothing may connect)."""
+
+    def __init__(self, address: str, port: int) -> None:
+        self.sock = socket.create_server((address, port))
+        self.accepted = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_hostile_pages_end_named_while_ordinary_hosts_are_crawled_fully_and_politely(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory("--hosts", "4", "--pages", "15", "--cross-host", "0", "--host", "3:hostile=true,robots=allow")
+    web = sandbox.web
+    listener = Listener(hostile.REFUSED_ADDRESS, sandbox.port)
+    try:
+        conn, result = harness.crawl_sandbox(
+            # Slow and huge answers stretch a host's interval (the duration rule, Waseda's
+            # bytes-per-second target): kept short here, so the test takes seconds, not minutes.
+            sandbox, tmp_path, MIN_INTERVAL=INTERVAL, DOWNLOAD_TIMEOUT=2, RETRY_TIMES=0,
+            INTERVAL_DURATION_FACTOR=1, WASEDA_INTERVAL_ENABLED=False,
+            HOST_RESOLVE=f"*.sandbox.test=127.0.0.1,{hostile.REFUSED_HOST}=127.0.0.2",
+            ADDRESS_ALLOWLIST="127.0.0.1/32")
+    finally:
+        listener.close()
+    stats = result.stats
+    # The ordinary hosts: every page a correct crawler reaches is stored, at the politeness interval.
+    ordinary = {web.host_name(h) for h in range(3)}
+    stored = {url for (url,) in conn.execute("SELECT url FROM pages")}
+    expected = {url for url in web.expected_pages() if url.split("/")[2].split(":")[0] in ordinary}
+    assert len(expected) > 20 and expected <= stored
+    report = sandbox.report(INTERVAL)
+    assert report["violations"] == 0 and report["max_concurrency"] == 1, report
+    # Every hostile page ends with its named outcome, stored under the URL that was linked.
+    origin = web.origin(3)
+    errors = dict(conn.execute("SELECT url, kind FROM fetch_errors WHERE host = ?", (web.host_name(3),)))
+    for path, outcome in hostile.OUTCOMES.items():
+        url = origin + path
+        if outcome == "page":
+            assert url in stored, (path, errors.get(url))
+        else:
+            assert errors.get(url) == outcome, (path, errors.get(url))
+    refused = conn.execute("SELECT kind, message FROM fetch_errors WHERE host = ?", (hostile.REFUSED_HOST,)).fetchall()
+    assert [kind for kind, _ in refused] == ["address_refused"] and refused[0][1].startswith("loopback")
+    assert listener.accepted == 0
+    # Budgets: the deep page was cut and counted, the big ones parsed off the reactor.
+    assert stats["crawlproj/over_budget/depth"] == 1 and stats["budget/main_text/depth"] == 1
+    assert stats["budget/parsed_in_thread"] >= 2
+    title = conn.execute("SELECT title FROM pages WHERE url = ?", (origin + "/charset.html",)).fetchone()[0]
+    assert title == hostile.CHARSET_TITLE
+    assert stats["charset/body_over_header"] >= 1
+    rejected = {k.rsplit("/", 1)[1] for k in stats if k.startswith("crawlproj/url_rejected/")}
+    assert {"scheme", "bad_host", "credentials", "malformed"} <= rejected
+    assert stats["process/max_rss_bytes"] < MAX_RSS, stats["process/max_rss_bytes"]
