@@ -66,10 +66,17 @@ def test_hostile_pages_end_named_while_ordinary_hosts_are_crawled_fully_and_poli
             assert errors.get(url) == outcome, (path, errors.get(url))
     refused = conn.execute("SELECT kind, message FROM fetch_errors WHERE host = ?", (hostile.REFUSED_HOST,)).fetchall()
     assert [kind for kind, _ in refused] == ["address_refused"] and refused[0][1].startswith("loopback")
+    # The browser rendered the script-built page and reached nothing: its WebSocket was closed
+    # before connecting, everything else it tried failed to resolve or was refused by the route.
+    rendered = conn.execute("SELECT rendered FROM pages WHERE url = ?", (origin + "/app.html",)).fetchone()
+    assert rendered == (1,) and stats["render/rendered"] >= 1
+    assert stats["render/blocked/websocket"] >= 1
     assert listener.accepted == 0
     # Budgets: the deep page was cut and counted, the big ones parsed off the reactor.
     assert stats["crawlproj/over_budget/depth"] == 1 and stats["budget/main_text/depth"] == 1
     assert stats["budget/parsed_in_thread"] >= 2
+    # ... so no page held the reactor for long (0.24 s measured; the bound is about 1 s).
+    assert stats["reactor/max_stall_seconds"] < 1.0 and "reactor/stalls" not in stats
     title = conn.execute("SELECT title FROM pages WHERE url = ?", (origin + "/charset.html",)).fetchone()[0]
     assert title == hostile.CHARSET_TITLE
     assert stats["charset/body_over_header"] >= 1

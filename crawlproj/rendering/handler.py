@@ -107,6 +107,11 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         if "executable_path" not in options:
             options["executable_path"] = find_chromium(s.get("CHROMIUM_PATH") or "") or s.get("CHROMIUM_PATH") or ""
         options.setdefault("headless", True)
+        # Chromium resolves no name and reaches no address on its own: every request a page
+        # makes is fetched by Scrapy's downloader through the route below (address safety,
+        # robots.txt, politeness), and whatever bypasses routing (preconnect, WebSockets,
+        # workers, beacons) fails to resolve instead of connecting. IP literals included.
+        options["args"] = [*options.get("args", ()), "--host-resolver-rules=MAP * ~NOTFOUND"]
         self.config.launch_options = options
         self.max_pages = s.getint("RENDER_MAX_PAGES")
         self.config.max_pages_per_context = self.max_pages
@@ -167,6 +172,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         # Replace scrapy-playwright's route handler: every request of the page goes through ours.
         await page.unroute("**")
         await page.route("**", partial(self._route, render, page))
+        await page.route_web_socket("**", self._refuse_websocket)
         methods = list(request.meta.get("playwright_page_methods") or ())
         request.meta["playwright_page_methods"] = [*methods, PageMethod(render.wait_idle)]
         self.stats.inc_value("render/pages")
@@ -206,6 +212,12 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 await route.abort("failed")
         finally:
             render.end()
+
+    async def _refuse_websocket(self, websocket: Any) -> None:
+        """A page's WebSocket is closed before it connects: a crawler does not hold live channels."""
+        self.stats.inc_value("render/blocked/websocket")
+        with suppress(Exception):
+            await websocket.close(code=1008, reason="crawler")
 
     def _refuses(self, render: _Render, browser_request: Any) -> str | None:
         """Why a browser request is not fetched (a stats key), or None."""

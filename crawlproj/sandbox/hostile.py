@@ -28,6 +28,7 @@ OUTCOMES = {
     "/nul.html": "page",  # NUL bytes in markup and text
     "/charset.html": "page",  # Shift_JIS, declared UTF-8 by the header, Shift_JIS by its meta
     "/hrefs.html": "page",  # hrefs no URL parser should choke on
+    "/app.html": "page",  # rendered (a script builds it), and tries to connect to a refused address
     "/ok.html": "page",  # linked only from the pages above: reached through them
 }
 CHARSET_TITLE = "日本語の表題"
@@ -83,6 +84,27 @@ def hrefs() -> bytes:
            "/ok.html#frag", "ht!tp://x", " /ok.html "]
     links = "".join(f'<a href="{h}">{i}</a>' for i, h in enumerate(bad))
     return f"<html><head><title>hrefs</title></head><body>{links}</body></html>".encode()
+
+
+def app(refused_origin: str) -> bytes:
+    """A page a script builds (so it is rendered) that reaches for a refused address (an IP
+    literal: no name to fail to resolve) every way a
+    browser can: preconnect, prefetch, an iframe, an image, a WebSocket, a worker, a beacon,
+    an event stream and a navigation."""
+    ws = refused_origin.replace("http://", "ws://")
+    return f"""<!doctype html><html><head><title>app</title>
+<link rel="preconnect" href="{refused_origin}"><link rel="dns-prefetch" href="{refused_origin}">
+<link rel="prefetch" href="{refused_origin}/prefetch"></head>
+<body><div id="root"></div><iframe src="{refused_origin}/frame"></iframe><img src="{refused_origin}/i.png">
+<script>
+document.getElementById("root").innerHTML =
+  "<h1>Rendered</h1><p>" + "This text exists only after the script ran. ".repeat(20) + "</p><a href='/ok.html'>ok</a>";
+try {{ new WebSocket("{ws}/ws"); }} catch (e) {{}}
+try {{ new Worker(URL.createObjectURL(new Blob(["fetch('{refused_origin}/w').catch(() => 0); new WebSocket('{ws}/w')"]))); }} catch (e) {{}}
+try {{ navigator.sendBeacon("{refused_origin}/beacon", "x"); }} catch (e) {{}}
+try {{ new EventSource("{refused_origin}/events"); }} catch (e) {{}}
+setTimeout(() => {{ fetch("{refused_origin}/fetch").catch(() => 0); }}, 100);
+</script></body></html>""".encode()
 
 
 def ok() -> bytes:

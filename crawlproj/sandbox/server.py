@@ -202,7 +202,8 @@ class SandboxServer:
         else:
             pages = {"/deep.html": hostile.deep, "/words.html": hostile.words, "/nul.html": hostile.nul,
                      "/hrefs.html": hostile.hrefs, "/ok.html": hostile.ok, "/charset.html": hostile.charset_page,
-                     "/bomb.html": hostile.bomb}
+                     "/bomb.html": hostile.bomb,
+                     "/app.html": lambda: hostile.app(f"http://{hostile.REFUSED_ADDRESS}:{self.web.port}")}
             if path in pages:
                 body = pages[path]()
                 if path == "/bomb.html":
