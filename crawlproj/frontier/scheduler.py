@@ -27,6 +27,7 @@ from ..ordering.prioritizer import build_prioritizer
 from ..politeness import feedback
 from ..politeness.interval import HostWindow, IntervalPolicy
 from ..politeness.opt_out import OptOutSource
+from ..stalls import ReactorLag
 from .journal import FrontierJournal, Record, fingerprint
 from .spill import SegmentStore, spill_factory
 from .tiers import TwoTierFrontier
@@ -67,7 +68,8 @@ class FrontierScheduler(BaseScheduler):
         self.backoff_default = s.getfloat("BACKOFF_DEFAULT")
         self.backoff_max = s.getfloat("BACKOFF_MAX")
         self._windows: dict[str, HostWindow] = {}  # key -> its last fetches (Waseda)
-        self._observed: dict[int, tuple[Any, float | None]] = {}  # id(request) -> (raw outcome, handler seconds)
+        # id(request) -> (raw outcome, handler seconds, when it was seen next to the handler)
+        self._observed: dict[int, tuple[Any, float | None, float | None]] = {}
         self.rules: dict[str, str] = {}  # key -> the rule that set its current interval
         self.intervals: dict[str, Any] = {}  # key -> its last Interval (with every rule's part)
         self._rules_published: set[str] = set()
@@ -106,11 +108,15 @@ class FrontierScheduler(BaseScheduler):
         self.clock = time.monotonic
         self._handed: dict[int, tuple[str, Request]] = {}  # id(request) -> (key, request)
         self._reached: dict[int, float] = {}  # id(request) -> when it reached the downloader
+        self._lag = ReactorLag(s.getfloat("STALL_TICK") or 0.05)
+        self._lag_at: dict[int, float] = {}  # id(request) -> the reactor's summed lag when it reached it
+        self._downloaded: dict[int, tuple[float, float]] = {}  # id(request) -> (when the handler returned, lag then)
         self._crawl_delay: dict[str, float] = {}
         self._robots_rest: dict[str, float] = {}  # key -> when its robots.txt fetch's rest ends
         self._timer: Any = None
         self._timer_at = float("inf")
         self._stats_loop: task.LoopingCall | None = None
+        self._lag_loop: task.LoopingCall | None = None
         self.spider: Spider | None = None
 
     def _build_journal(self, jobdir: str | None) -> FrontierJournal | None:
@@ -150,6 +156,7 @@ class FrontierScheduler(BaseScheduler):
         sig.connect(self._robots_fetched, signal=crawl_signals.robots_fetched)
         sig.connect(self._pages_committed, signal=crawl_signals.pages_committed)
         sig.connect(self._fetch_observed, signal=crawl_signals.fetch_observed)
+        sig.connect(self._response_downloaded, signal=signals.response_downloaded)
         sig.connect(self.rest_after, signal=crawl_signals.rest_after)
         sig.connect(self.describe_hosts, signal=crawl_signals.describe_hosts)
         sig.connect(self.url_seen_test, signal=crawl_signals.url_seen_test)
@@ -172,10 +179,14 @@ class FrontierScheduler(BaseScheduler):
             self._resume()
         self._stats_loop = task.LoopingCall(self._update_stats)
         self._stats_loop.start(1.0, now=False)
+        self._lag.ticked(self.clock())
+        self._lag_loop = task.LoopingCall(lambda: self._lag.ticked(self.clock()))
+        self._lag_loop.start(self._lag.tick, now=False)
 
     def close(self, reason: str) -> None:
-        if self._stats_loop is not None and self._stats_loop.running:
-            self._stats_loop.stop()
+        for loop in (self._stats_loop, self._lag_loop):
+            if loop is not None and loop.running:
+                loop.stop()
         if self._timer is not None and self._timer.active():
             self._timer.cancel()
         self._update_stats()
@@ -402,6 +413,7 @@ class FrontierScheduler(BaseScheduler):
     def _reached_downloader(self, request: Request, spider: Spider | None = None) -> None:
         if id(request) in self._handed:
             self._reached[id(request)] = self.clock()
+            self._lag_at[id(request)] = self._lag.total
 
     def _fetch_finished(self, request: Request, result: Any) -> None:
         handed = self._handed.pop(id(request), None)
@@ -410,13 +422,15 @@ class FrontierScheduler(BaseScheduler):
         key = handed[0]
         now = self.clock()
         reached = self._reached.pop(id(request), None)
+        self._lag_at.pop(id(request), None)
+        self._downloaded.pop(id(request), None)
         if reached is None:
             # Never reached the network (robots.txt said no, or the robots.txt fetch
             # took this visit and sent the request back): only that fetch needs rest.
             rest = max(self.frontier.next_allowed.get(key, now), self._robots_rest.pop(key, now))
             self.frontier.release(key, rest)
         else:
-            observed, handler_seconds = self._observed.pop(id(request), (result, None))
+            observed, handler_seconds, ended = self._observed.pop(id(request), (result, None, None))
             # The handler's own time when known: the downloader's queues are not the server's doing.
             duration = handler_seconds if handler_seconds is not None else now - reached
             window = self._windows.get(key)
@@ -433,7 +447,9 @@ class FrontierScheduler(BaseScheduler):
             self.stats.inc_value(f"frontier/interval_rule/{interval.rule}")
             self.rules[key] = interval.rule
             self.intervals[key] = interval
-            self.frontier.release(key, now + interval.seconds)
+            # The rest runs from the moment the download ended, not from when the middlewares
+            # and the page threads are done with the response: the server was idle from then.
+            self.frontier.release(key, (ended if ended is not None else now) + interval.seconds)
             self._count_failure(key, urlparse_cached(request).hostname or "", observed)
             self._suspend_if_due(key, now)
             if self.keepalive_pause and feedback.closed_keepalive(observed):
@@ -468,9 +484,24 @@ class FrontierScheduler(BaseScheduler):
             self._hold(key, self.clock() + self.park_for, "parked", "frontier/hosts_parked")
             logger.warning("host %s parked for %.0f s after %d failures in a row", key, self.park_for, failures)
 
+    def _response_downloaded(self, response: Any, request: Request, spider: Spider | None = None) -> None:
+        if id(request) in self._handed:
+            self._downloaded[id(request)] = (self.clock(), self._lag.total)
+
     def _fetch_observed(self, request: Request, result: Any, seconds: float | None = None) -> None:
         if id(request) in self._handed:
-            self._observed[id(request)] = (result, seconds)
+            now, lag_now = self._downloaded.pop(id(request), (self.clock(), self._lag.total))
+            reached = self._reached.get(id(request))
+            if seconds is not None:
+                if reached is not None:
+                    # The download ended when the handler returned; the hops to here are ours.
+                    seconds = min(seconds, now - reached)
+                # So is the time the reactor was held meanwhile: it is not the server's.
+                held = lag_now - self._lag_at.get(id(request), lag_now)
+                if held > 0:
+                    self.stats.inc_value("frontier/lag_discounted_seconds", round(min(held, seconds), 3))
+                    seconds = max(0.0, seconds - held)
+            self._observed[id(request)] = (result, seconds, now)
         elif self.keepalive_pause and feedback.closed_keepalive(result):
             # robots.txt, fetched from inside a middleware: its closed connection counts too.
             self._keepalive_closed(self._key_of_host(urlparse_cached(request).hostname or ""), self.clock())
