@@ -16,7 +16,12 @@ from collections.abc import Callable
 from scrapy.settings import BaseSettings
 
 
-class SettingsError(ValueError):
+class BadInput(ValueError):
+    """Input the crawl cannot start with (a setting, a spider argument, a seeds file): the
+    ``crawl`` command prints its message as one line and exits 2."""
+
+
+class SettingsError(BadInput):
     """A setting with a value the crawler cannot use. The message names it."""
 
     def __init__(self, name: str, value: object, problem: str) -> None:

@@ -155,6 +155,6 @@ def test_demo_prints_a_summary_whose_last_line_is_json(tmp_path):
 def test_a_start_url_that_is_not_http_is_refused_with_its_reason(tmp_path):
     result = run_crawl("site", tmp_path, args={"url": "ftp://example.org/pub/"},
                        settings={"STORE_URI": f"sqlite:///{tmp_path}/c.db", "DASHBOARD_ENABLED": False}, timeout=120)
-    assert result.returncode != 0
-    assert "-a url='ftp://example.org/pub/' is not a crawlable http(s) URL (scheme)" in result.log
-    assert "Crawler.stats is not set" not in result.log
+    assert result.returncode == 2
+    assert "crawlproj: -a url='ftp://example.org/pub/' is not a crawlable http(s) URL (scheme)" in result.log
+    assert "Traceback" not in result.log and "Crawler.stats is not set" not in result.log

@@ -67,10 +67,25 @@ def test_crawl_with_bad_setting_fails_before_crawling(tmp_path):
     for setting, fragment in (("PROFILE=distributedd", "unknown profile"), ("STORE_BATCH_SIZE=-5", "must be >= 1")):
         proc = subprocess.run([sys.executable, "-m", "scrapy", "crawl", "web", "-s", setting, "-s", f"USER_AGENT={CONTACT}"],
                               cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120)
-        assert proc.returncode != 0
+        assert proc.returncode == 2
         name = setting.split("=")[0]
-        assert f"setting {name}=" in proc.stderr and fragment in proc.stderr
-        assert "Spider opened" not in proc.stderr
+        errors = [line for line in proc.stderr.splitlines() if line.startswith("crawlproj: ")]
+        assert len(errors) == 1 and f"setting {name}=" in errors[0] and fragment in errors[0]
+        assert "Traceback" not in proc.stderr and "Spider opened" not in proc.stderr
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["web", "-a", "seeds=/no/such/seeds.txt"], "seeds file /no/such/seeds.txt: No such file or directory"),
+    (["site"], "the site spider needs -a url="),
+    (["site", "-a", "url=https://example.org/", "-a", "max_pages=many"], "-a max_pages='many': expected a whole number"),
+])
+def test_bad_arguments_and_seeds_get_one_line_and_exit_2(args, fragment):
+    proc = subprocess.run([sys.executable, "-m", "scrapy", "crawl", *args, "-s", "PROFILE=sandbox"],
+                          cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("crawlproj: ")]
+    assert len(errors) == 1 and fragment in errors[0], proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr and "Spider opened" not in proc.stderr
 
 
 def test_host_resolve_forms():

@@ -7,6 +7,7 @@ import sys
 
 from scrapy.commands.crawl import Command as ScrapyCrawl
 
+from ..config import BadInput
 from ..profiles import ProfileAddon
 from ..workers import run_workers
 
@@ -14,6 +15,12 @@ from ..workers import run_workers
 class Command(ScrapyCrawl):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         assert self.settings is not None
+        try:  # bad settings, arguments or seeds: one line and exit 2, not a traceback
+            self._check_input(args, opts)
+        except BadInput as exc:
+            print(f"crawlproj: {exc}", file=sys.stderr)
+            self.exitcode = 2
+            return
         if self.settings.getint("WORKERS") <= 1:
             super().run(args, opts)
             return
@@ -21,3 +28,17 @@ class Command(ScrapyCrawl):
         ProfileAddon().update_settings(settings)  # the store and WARC paths of the chosen profile
         argv = sys.argv[1:]  # Scrapy's execute() takes the command name out of sys.argv
         self.exitcode = run_workers(argv if argv[:1] == ["crawl"] else ["crawl", *argv], settings)
+
+    def _check_input(self, args: list[str], opts: argparse.Namespace) -> None:
+        """The settings as the crawl will see them (the profile applied and validated), and the
+        spider's arguments if it can check them (``check_input``)."""
+        settings = self.settings.copy()
+        ProfileAddon().update_settings(settings)
+        if len(args) == 1 and self.crawler_process is not None:
+            try:
+                spidercls = self.crawler_process.spider_loader.load(args[0])
+            except KeyError:
+                return  # Scrapy says so itself
+            check = getattr(spidercls, "check_input", None)
+            if check is not None:
+                check(settings, **opts.spargs)

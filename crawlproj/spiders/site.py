@@ -11,10 +11,25 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider
 from scrapy.http import Response
 
+from ..config import BadInput
 from ..items import PageItem
 from ..scope import Scope
 from ..urls import InvalidURL, canonicalize
 from .base import CrawlSpiderBase
+
+
+def _max_pages(value: str | int | None) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except ValueError:
+        raise BadInput(f"-a max_pages={value!r}: expected a whole number") from None
+
+
+def _start_url(url: str, session_params: tuple[str, ...], max_length: int) -> str:
+    try:  # not spider.canonical(): it counts refusals, and the crawl's stats do not exist yet
+        return canonicalize(url, session_params=session_params, max_length=max_length)
+    except InvalidURL as exc:
+        raise BadInput(f"-a url={url!r} is not a crawlable http(s) URL ({exc.reason})") from None
 
 
 class SiteSpider(CrawlSpiderBase):
@@ -30,24 +45,25 @@ class SiteSpider(CrawlSpiderBase):
                  max_pages: str | int | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         if not url:
-            raise ValueError("the site spider needs -a url=https://host/path/")
+            raise BadInput("the site spider needs -a url=https://host/path/")
         self.start_url_arg = url
         self._allow, self._deny = allow, deny
-        try:
-            self.max_pages = int(max_pages) if max_pages not in (None, "") else None
-        except ValueError:
-            raise ValueError(f"-a max_pages={max_pages!r}: expected a whole number") from None
+        self.max_pages = _max_pages(max_pages)
         self.pages = 0
+
+    @classmethod
+    def check_input(cls, settings: Any, url: str | None = None, max_pages: str | None = None, **_: Any) -> None:
+        """Refuse bad arguments before the crawl starts (:class:`~crawlproj.config.BadInput`)."""
+        if not url:
+            raise BadInput("the site spider needs -a url=https://host/path/")
+        _max_pages(max_pages)
+        _start_url(url, tuple(settings.getlist("SESSION_ID_PARAMS")), settings.getint("URL_MAX_LENGTH"))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> SiteSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider._init_from_settings()
-        try:  # not spider.canonical(): it counts refusals, and the crawl's stats do not exist yet
-            url = canonicalize(spider.start_url_arg, session_params=spider.session_params,
-                               max_length=spider.max_url_length)
-        except InvalidURL as exc:
-            raise ValueError(f"-a url={spider.start_url_arg!r} is not a crawlable http(s) URL ({exc.reason})") from None
+        url = _start_url(spider.start_url_arg, spider.session_params, spider.max_url_length)
         parts = urlsplit(url)
         spider.start_url = url
         spider.scope = Scope(

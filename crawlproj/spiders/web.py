@@ -9,7 +9,13 @@ from typing import Any
 from scrapy.crawler import Crawler
 
 from ..scope import Scope
+from ..config import BadInput
 from .base import CrawlSpiderBase, read_seed_lines
+
+
+def _seed_paths(files: str | None) -> list[str]:
+    """``FILE[,FILE...]`` as paths."""
+    return [p for p in (p.strip() for p in str(files or "").split(",")) if p]
 
 
 class WebSpider(CrawlSpiderBase):
@@ -40,9 +46,19 @@ class WebSpider(CrawlSpiderBase):
         )
         return spider
 
+    @classmethod
+    def check_input(cls, settings: Any, seeds: str | None = None, **_: Any) -> None:
+        """Refuse a seeds file that cannot be read before the crawl starts."""
+        for path in _seed_paths(seeds or settings.get("SEEDS_FILE")):
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    fh.read()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise BadInput(f"seeds file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+
     def seed_urls(self) -> list[str]:
         urls = []
-        for path in filter(None, (p.strip() for p in str(self.seed_files).split(","))):
+        for path in _seed_paths(self.seed_files):
             with open(path, encoding="utf-8") as fh:
                 for number, raw in read_seed_lines(fh):
                     url = self.canonical(raw)
