@@ -374,6 +374,7 @@ CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
     "MAIN_TEXT_MAX_DEPTH": _number(int, 1),
     "PAGE_THREAD_MIN_BYTES": _number(int, 0),
     "PAGE_THREADS": _number(int, 0),
+    "PAGE_THREAD_SWITCH_INTERVAL": _number(float, 0),
     "PAGE_STAGE_TIMEOUT": _number(float, 0, inclusive=False),
     "STALL_TICK": _number(float, 0),
     "STALL_WARN": _number(float, 0, inclusive=False),

@@ -1,10 +1,12 @@
-"""Large pages are parsed off the reactor's thread (the Scrapy adapter of :mod:`crawlproj.content.budget`).
+"""Pages are parsed off the reactor's thread (the Scrapy adapter of :mod:`crawlproj.content.budget`).
 
 lexbor (selectolax) and resiliparse release the GIL while they parse and
-extract, so a worker thread runs them while the reactor goes on dispatching
+extract, so a page thread runs them while the reactor goes on dispatching
 requests. Measured on real documentation pages before this: a 6 MB page (17,000
 links) held the reactor 0.4-3 s, and every host's next request waited that long.
-Small pages stay on the reactor's thread: handing them over costs more than it saves.
+Small pages go too (``PAGE_THREAD_MIN_BYTES`` 0): a polite crawl's due requests then
+wait less for the page in hand, and the Python parts of the thread's work give the
+GIL back every ``PAGE_THREAD_SWITCH_INTERVAL``.
 
 :class:`PageParseMiddleware` parses a large HTML response (and reads its links
 and title) in the worker before the render decision and the spider read it;
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -43,11 +46,15 @@ class PageWorkers:
     """The crawl's page threads (``PAGE_THREADS``): run a function there and await it, within
     ``PAGE_STAGE_TIMEOUT``. Pages of fewer than ``PAGE_THREAD_MIN_BYTES`` are not sent."""
 
-    def __init__(self, threads: int, timeout: float, min_bytes: int) -> None:
+    def __init__(self, threads: int, timeout: float, min_bytes: int, switch_interval: float = 0.0) -> None:
         self.threads, self.timeout, self.min_bytes = threads, timeout, min_bytes
         self.executor: ThreadPoolExecutor | None = None
         # Threads need asyncio's loop to be awaited from Scrapy's coroutines.
         self.enabled = threads > 0 and is_asyncio_reactor_installed()
+        if self.enabled and switch_interval > 0:
+            # A page thread running Python holds the GIL for up to this long while the
+            # reactor waits for it (Python's default, 5 ms, measurably delayed due requests).
+            sys.setswitchinterval(switch_interval)
 
     @classmethod
     def of(cls, crawler: Crawler) -> PageWorkers:
@@ -56,7 +63,7 @@ class PageWorkers:
         if workers is None:
             s = crawler.settings
             workers = _workers[crawler] = cls(s.getint("PAGE_THREADS"), s.getfloat("PAGE_STAGE_TIMEOUT"),
-                                              s.getint("PAGE_THREAD_MIN_BYTES"))
+                                              s.getint("PAGE_THREAD_MIN_BYTES"), s.getfloat("PAGE_THREAD_SWITCH_INTERVAL"))
             crawler.signals.connect(workers.close, signal=signals.spider_closed)
         return workers
 
@@ -90,7 +97,8 @@ def _parse(text: str, budget: PageBudget) -> ParsedPage:
 
 
 class PageParseMiddleware:
-    """Parses large HTML responses in a page thread, so that no page holds the reactor.
+    """Parses HTML responses (of ``PAGE_THREAD_MIN_BYTES`` or more) in a page thread, so that no
+    page holds the reactor.
 
     The spider and the render decision then read the same parse (``parsed_page``).
     Sits just above the render decision, so its ``process_response`` runs first."""

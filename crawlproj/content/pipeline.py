@@ -41,10 +41,10 @@ class NearDuplicatePipeline:
 
     Main text is extracted within the page budget (``PAGE_MAX_DEPTH``,
     ``MAIN_TEXT_MAX_DEPTH``; a page past a bound counts ``budget/main_text/<why>``).
-    A page of ``PAGE_THREAD_MIN_BYTES`` or more is extracted and signed in a page
-    thread (:mod:`crawlproj.content.offload`); smaller ones in the crawler's thread
-    (about 1.5 ms for 12 KB of main text), where a worker process was measured to
-    cost more CPU in pickling and hand-offs than the work it moved away.
+    A page of ``PAGE_THREAD_MIN_BYTES`` or more (by default every page) is extracted
+    and signed in a page thread (:mod:`crawlproj.content.offload`), which shares the
+    process's memory; a worker process had been measured to cost more CPU in pickling
+    and hand-offs than the work it moved away.
     """
 
     def __init__(self, crawler: Crawler) -> None:
