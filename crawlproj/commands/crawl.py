@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from scrapy.commands.crawl import Command as ScrapyCrawl
+from scrapy.settings import Settings
 
 from ..config import BadInput
 from ..profiles import ProfileAddon
@@ -16,7 +17,7 @@ class Command(ScrapyCrawl):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         assert self.settings is not None
         try:  # bad settings, arguments or seeds: one line and exit 2, not a traceback
-            self._check_input(args, opts)
+            settings = self._check_input(args, opts)
         except BadInput as exc:
             print(f"crawlproj: {exc}", file=sys.stderr)
             self.exitcode = 2
@@ -24,21 +25,21 @@ class Command(ScrapyCrawl):
         if self.settings.getint("WORKERS") <= 1:
             super().run(args, opts)
             return
-        settings = self.settings.copy()
-        ProfileAddon().update_settings(settings)  # the store and WARC paths of the chosen profile
         argv = sys.argv[1:]  # Scrapy's execute() takes the command name out of sys.argv
+        # The checked settings carry the chosen profile's store and WARC paths.
         self.exitcode = run_workers(argv if argv[:1] == ["crawl"] else ["crawl", *argv], settings)
 
-    def _check_input(self, args: list[str], opts: argparse.Namespace) -> None:
-        """The settings as the crawl will see them (the profile applied and validated), and the
-        spider's arguments if it can check them (``check_input``)."""
+    def _check_input(self, args: list[str], opts: argparse.Namespace) -> Settings:
+        """The settings as the crawl will see them (the profile applied and validated), after
+        the spider's arguments are checked if it can check them (``check_input``)."""
         settings = self.settings.copy()
         ProfileAddon().update_settings(settings)
         if len(args) == 1 and self.crawler_process is not None:
             try:
                 spidercls = self.crawler_process.spider_loader.load(args[0])
             except KeyError:
-                return  # Scrapy says so itself
+                return settings  # Scrapy says so itself
             check = getattr(spidercls, "check_input", None)
             if check is not None:
                 check(settings, **opts.spargs)
+        return settings

@@ -68,7 +68,7 @@ class FrontierScheduler(BaseScheduler):
         self.backoff_default = s.getfloat("BACKOFF_DEFAULT")
         self.backoff_max = s.getfloat("BACKOFF_MAX")
         self._windows: dict[str, HostWindow] = {}  # key -> its last fetches (Waseda)
-        # id(request) -> (raw outcome, handler seconds, when it was seen next to the handler)
+        # id(request) -> (raw outcome, handler seconds, when the download handler returned)
         self._observed: dict[int, tuple[Any, float | None, float | None]] = {}
         self.rules: dict[str, str] = {}  # key -> the rule that set its current interval
         self.intervals: dict[str, Any] = {}  # key -> its last Interval (with every rule's part)

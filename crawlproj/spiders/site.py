@@ -18,6 +18,12 @@ from ..urls import InvalidURL, canonicalize
 from .base import CrawlSpiderBase
 
 
+def _required_url(url: str | None) -> str:
+    if not url:
+        raise BadInput("the site spider needs -a url=https://host/path/")
+    return url
+
+
 def _max_pages(value: str | int | None) -> int | None:
     try:
         return int(value) if value not in (None, "") else None
@@ -44,9 +50,7 @@ class SiteSpider(CrawlSpiderBase):
     def __init__(self, url: str | None = None, allow: str | None = None, deny: str | None = None,
                  max_pages: str | int | None = None, **kwargs: Any):
         super().__init__(**kwargs)
-        if not url:
-            raise BadInput("the site spider needs -a url=https://host/path/")
-        self.start_url_arg = url
+        self.start_url_arg = _required_url(url)
         self._allow, self._deny = allow, deny
         self.max_pages = _max_pages(max_pages)
         self.pages = 0
@@ -54,10 +58,8 @@ class SiteSpider(CrawlSpiderBase):
     @classmethod
     def check_input(cls, settings: Any, url: str | None = None, max_pages: str | None = None, **_: Any) -> None:
         """Refuse bad arguments before the crawl starts (:class:`~crawlproj.config.BadInput`)."""
-        if not url:
-            raise BadInput("the site spider needs -a url=https://host/path/")
         _max_pages(max_pages)
-        _start_url(url, tuple(settings.getlist("SESSION_ID_PARAMS")), settings.getint("URL_MAX_LENGTH"))
+        _start_url(_required_url(url), tuple(settings.getlist("SESSION_ID_PARAMS")), settings.getint("URL_MAX_LENGTH"))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> SiteSpider:
