@@ -9,6 +9,8 @@ from scrapy import Request
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
+from crawlproj.content.extract import adopt_parsed_page
+from crawlproj.content.page import ParsedPage
 from crawlproj.rendering.detect import needs_rendering
 from crawlproj.rendering.hosts import HostRenderMemory
 from crawlproj.rendering.middleware import RenderDecisionMiddleware
@@ -151,6 +153,15 @@ def test_middleware_sends_shells_back_to_render_and_learns_the_host():
     assert not back.meta.get("playwright")
     assert stats.get_value("render/hosts_to_direct") == 1 and stats.get_value("render/hosts_to_static") == 1
     assert stats.get_value("render/static_pages") == 1 and stats.get_value("render/rendered") == 2
+
+
+def test_middleware_does_not_render_a_page_whose_parse_was_given_up():
+    mw, stats = _middleware()
+    r = Request("http://a.test/slow")
+    response = _respond(r, SHELL)
+    adopt_parsed_page(response, ParsedPage.unparsed("timeout"))
+    assert mw.process_response(r, response) is response
+    assert stats.get_value("render/static_pages") is None and stats.get_value("render/needed/empty_mount") is None
 
 
 def test_middleware_leaves_robots_sitemaps_and_subrequests_alone():

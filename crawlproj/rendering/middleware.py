@@ -90,7 +90,10 @@ class RenderDecisionMiddleware:
         content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
         if not is_html(content_type) or len(response.body) > _SHELL_MAX_BYTES or not isinstance(response, TextResponse):
             return response
-        verdict = self.judge(parsed_page(response, self.budget))  # the parse the spider reads too
+        page = parsed_page(response, self.budget)  # the parse the spider reads too
+        if page.over_budget == "timeout":
+            return response  # given up on in the page thread: there is nothing to judge it by
+        verdict = self.judge(page)
         self._learn(host, verdict)
         if not verdict.needs:
             self.stats.inc_value("render/static_pages")
