@@ -8,9 +8,9 @@ Small pages go too (``PAGE_THREAD_MIN_BYTES`` 0): a polite crawl's due requests 
 wait less for the page in hand, and the Python parts of the thread's work give the
 GIL back every ``PAGE_THREAD_SWITCH_INTERVAL``.
 
-:class:`PageParseMiddleware` parses a large HTML response (and reads its links
-and title) in the worker before the render decision and the spider read it;
-:class:`~crawlproj.content.pipeline.NearDuplicatePipeline` extracts a large page's
+:class:`PageParseMiddleware` parses an HTML response (and reads its links and
+title) in the page thread before the render decision and the spider read it;
+:class:`~crawlproj.content.pipeline.NearDuplicatePipeline` extracts the page's
 main text there too. Work that runs past ``PAGE_STAGE_TIMEOUT`` is given up on: the
 page is stored with what could be extracted and ``budget/timeout/<stage>`` counted.
 """
