@@ -11,16 +11,26 @@ there are none.
 :class:`ReactorLag` is the bookkeeping (pure). The frontier keeps one too: time the
 reactor was held while a download was in flight is the crawler's doing, not the
 server's, and is taken off the fetch duration the politeness rules read.
+
+:class:`IdleTimingEventLoop` (``ASYNCIO_EVENT_LOOP``) is asyncio's selector loop timing
+how long it waits for I/O: :func:`loop_busy_seconds` is then the time the thread was
+held, measured exactly (the tick only sees stalls that cover its due time).
+
+:class:`TurnTaker` lets long work on the reactor's thread (a page's thousands of
+links) give the reactor a turn every ``turn`` seconds.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import selectors
 import time
 
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.asyncio import is_asyncio_available
 from twisted.internet import task
 
 logger = logging.getLogger(__name__)
@@ -45,6 +55,67 @@ class ReactorLag:
         self.total += late
         self.longest = max(self.longest, late)
         return late
+
+
+class LoopIdle:
+    """Seconds the event loop has waited in its selector, summed (set by :class:`IdleTimingEventLoop`)."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.active = False
+
+    def waited(self, seconds: float) -> None:
+        self.total += seconds
+        self.active = True
+
+
+#: The process's one event loop's idle time.
+LOOP_IDLE = LoopIdle()
+
+
+class _IdleTimingSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+    def select(self, timeout: float | None = None) -> list:
+        start = time.monotonic()
+        try:
+            return super().select(timeout)
+        finally:
+            LOOP_IDLE.waited(time.monotonic() - start)
+
+
+class IdleTimingEventLoop(asyncio.SelectorEventLoop):
+    """asyncio's selector event loop, adding up the time it waits for I/O in :data:`LOOP_IDLE`."""
+
+    def __init__(self) -> None:
+        super().__init__(_IdleTimingSelector())
+
+
+def loop_busy_seconds() -> float | None:
+    """Seconds the event loop's thread has been busy (not waiting for I/O), from an arbitrary
+    origin on ``time.monotonic``'s clock; None unless the loop is :class:`IdleTimingEventLoop`."""
+    return time.monotonic() - LOOP_IDLE.total if LOOP_IDLE.active else None
+
+
+class TurnTaker:
+    """Gives the reactor a turn once ``turn`` seconds of work have passed since the last one.
+
+    Awaited between pieces of a long job in a coroutine (``await turns.maybe()``), it lets
+    due timers (each host's next request) and finished downloads run in between. Measured
+    before it: the 17,000 links of a 6 MB page held the reactor 1.2 s, and every host's
+    next request waited that long."""
+
+    def __init__(self, turn: float = 0.01) -> None:
+        self.turn = turn
+        self._since = time.perf_counter()
+
+    async def maybe(self) -> None:
+        if time.perf_counter() - self._since >= self.turn:
+            if is_asyncio_available():
+                await asyncio.sleep(0)
+            else:
+                from twisted.internet import reactor
+
+                await task.deferLater(reactor, 0, lambda: None)
+            self._since = time.perf_counter()
 
 
 class StallMonitor:

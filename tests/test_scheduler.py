@@ -19,3 +19,34 @@ def test_hosts_by_rule_stat_drops_to_zero_when_no_host_follows_the_rule(tmp_path
     assert crawler.stats.get_value("frontier/hosts_by_rule/suspended") == 0
     assert crawler.stats.get_value("frontier/hosts_by_rule/min_interval") == 2
     scheduler.spill.close()
+
+
+def test_queue_entries_name_the_spiders_own_methods_as_scrapy_does():
+    import pytest
+    from scrapy import Request, Spider
+    from scrapy.http import FormRequest
+    from scrapy.utils.request import request_from_dict
+
+    from crawlproj.frontier.entry import request_entry
+
+    class Shop(Spider):
+        name = "shop"
+
+        def parse(self, response):
+            pass
+
+        def on_error(self, failure):
+            pass
+
+    spider = Shop()
+    for request in (Request("http://h.test/a", callback=spider.parse, errback=spider.on_error, priority=3,
+                            meta={"depth": 2}, headers={"X": "1"}),
+                    Request("http://h.test/b"),
+                    FormRequest("http://h.test/c", formdata={"q": "x"}, callback=spider.parse)):
+        entry = request_entry(request, spider)
+        assert entry == request.to_dict(spider=spider)
+        back = request_from_dict(entry, spider=spider)
+        assert (back.url, back.callback, back.errback, type(back)) == (
+            request.url, request.callback, request.errback, type(request))
+    with pytest.raises(ValueError):  # not a method of the spider: cannot be queued, as with Scrapy
+        request_entry(Request("http://h.test/d", callback=lambda r: None), spider)

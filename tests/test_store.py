@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 from scrapy.utils.test import get_crawler
+from twisted.internet.defer import Deferred
 
 from crawlproj import signals as crawl_signals
 from crawlproj.items import FetchError, PageItem
@@ -76,7 +77,7 @@ def test_pipeline_batches_and_announces_commits(tmp_path):
         pipeline.process_item(page(i))
     assert count(db) == 50  # two full batches; ten rows wait for the next flush
     assert [len(c) for c in committed] == [25, 25]
-    pipeline.close_spider()
+    Deferred.fromCoroutine(pipeline.close_spider())  # no reactor: it writes in this thread, at once
     assert count(db) == 60 and [len(c) for c in committed] == [25, 25, 10]
     assert crawler.stats.get_value("store/commits") == 3
 

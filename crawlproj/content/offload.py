@@ -90,9 +90,11 @@ class PageWorkers:
 _workers: WeakKeyDictionary = WeakKeyDictionary()
 
 
-def _parse(text: str, budget: PageBudget) -> ParsedPage:
+def _parse(text: str, budget: PageBudget, judged: bool) -> ParsedPage:
     page = ParsedPage(text, budget)
     page.links, page.title  # noqa: B018 - read here, in the thread, not on the reactor
+    if judged:  # what the render decision reads (its visible text held the reactor up to 200 ms)
+        page.visible_text_chars, page.inline_script_bytes  # noqa: B018
     return page
 
 
@@ -107,6 +109,7 @@ class PageParseMiddleware:
         self.stats = crawler.stats
         self.workers = PageWorkers.of(crawler)
         self.budget = page_budget(crawler.settings)
+        self.judged = crawler.settings.get("RENDER_MODE") == "auto"
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageParseMiddleware:
@@ -118,7 +121,7 @@ class PageParseMiddleware:
             return response
         text = response.text  # decoded here: the thread only parses
         try:
-            page = await self.workers.run(_parse, text, self.budget)
+            page = await self.workers.run(_parse, text, self.budget, self.judged)
             self.stats.inc_value("budget/parsed_in_thread")
         except StageTimeout as exc:
             logger.warning("parsing %s gave up: %s", response.url, exc)

@@ -27,7 +27,8 @@ from ..ordering.prioritizer import build_prioritizer
 from ..politeness import feedback
 from ..politeness.interval import HostWindow, IntervalPolicy
 from ..politeness.opt_out import OptOutSource
-from ..stalls import ReactorLag
+from ..stalls import ReactorLag, loop_busy_seconds
+from .entry import request_entry
 from .journal import FrontierJournal, Record, fingerprint
 from .spill import SegmentStore, spill_factory
 from .tiers import TwoTierFrontier
@@ -109,7 +110,7 @@ class FrontierScheduler(BaseScheduler):
         self._handed: dict[int, tuple[str, Request]] = {}  # id(request) -> (key, request)
         self._reached: dict[int, float] = {}  # id(request) -> when it reached the downloader
         self._lag = ReactorLag(s.getfloat("STALL_TICK") or 0.05)
-        self._lag_at: dict[int, float] = {}  # id(request) -> the reactor's summed lag when it reached it
+        self._held_at: dict[int, float] = {}  # id(request) -> the reactor's held seconds when it reached it
         self._downloaded: dict[int, tuple[float, float]] = {}  # id(request) -> (when the handler returned, lag then)
         self._crawl_delay: dict[str, float] = {}
         self._robots_rest: dict[str, float] = {}  # key -> when its robots.txt fetch's rest ends
@@ -179,9 +180,10 @@ class FrontierScheduler(BaseScheduler):
             self._resume()
         self._stats_loop = task.LoopingCall(self._update_stats)
         self._stats_loop.start(1.0, now=False)
-        self._lag.ticked(self.clock())
-        self._lag_loop = task.LoopingCall(lambda: self._lag.ticked(self.clock()))
-        self._lag_loop.start(self._lag.tick, now=False)
+        if loop_busy_seconds() is None:  # not crawlproj's event loop: a tick's lateness stands in
+            self._lag.ticked(self.clock())
+            self._lag_loop = task.LoopingCall(lambda: self._lag.ticked(self.clock()))
+            self._lag_loop.start(self._lag.tick, now=False)
 
     def close(self, reason: str) -> None:
         for loop in (self._stats_loop, self._lag_loop):
@@ -219,7 +221,7 @@ class FrontierScheduler(BaseScheduler):
                 self.prioritizer.admit(fp, request.url, host, request.meta, new=False)
                 better = self.prioritizer.promote(fp, request.url, host, request.meta) if self._promoting else None
                 if better is not None:  # a copy at the better level; the first copy up is fetched
-                    self._admit(host, better, request.to_dict(spider=self.spider))
+                    self._admit(host, better, request_entry(request, self.spider))
                     self.stats.inc_value("ordering/promoted_on_link")
             return False
         if not request.dont_filter:  # retries and requeues are not new pages
@@ -237,7 +239,7 @@ class FrontierScheduler(BaseScheduler):
         if revisit:
             self.stats.inc_value(f"frontier/revisit_level/{level}")
         try:
-            entry = request.to_dict(spider=self.spider)
+            entry = request_entry(request, self.spider)
         except ValueError as exc:
             # Queues live on disk: a callback must be a spider method, as with Scrapy's JOBDIR.
             raise ValueError(f"the frontier cannot queue {request}: {exc}") from exc
@@ -413,7 +415,7 @@ class FrontierScheduler(BaseScheduler):
     def _reached_downloader(self, request: Request, spider: Spider | None = None) -> None:
         if id(request) in self._handed:
             self._reached[id(request)] = self.clock()
-            self._lag_at[id(request)] = self._lag.total
+            self._held_at[id(request)] = self._held()
 
     def _fetch_finished(self, request: Request, result: Any) -> None:
         handed = self._handed.pop(id(request), None)
@@ -422,7 +424,7 @@ class FrontierScheduler(BaseScheduler):
         key = handed[0]
         now = self.clock()
         reached = self._reached.pop(id(request), None)
-        self._lag_at.pop(id(request), None)
+        self._held_at.pop(id(request), None)
         self._downloaded.pop(id(request), None)
         if reached is None:
             # Never reached the network (robots.txt said no, or the robots.txt fetch
@@ -486,18 +488,18 @@ class FrontierScheduler(BaseScheduler):
 
     def _response_downloaded(self, response: Any, request: Request, spider: Spider | None = None) -> None:
         if id(request) in self._handed:
-            self._downloaded[id(request)] = (self.clock(), self._lag.total)
+            self._downloaded[id(request)] = (self.clock(), self._held())
 
     def _fetch_observed(self, request: Request, result: Any, seconds: float | None = None) -> None:
         if id(request) in self._handed:
-            now, lag_now = self._downloaded.pop(id(request), (self.clock(), self._lag.total))
+            now, held_now = self._downloaded.pop(id(request), (self.clock(), self._held()))
             reached = self._reached.get(id(request))
             if seconds is not None:
                 if reached is not None:
                     # The download ended when the handler returned; the hops to here are ours.
                     seconds = min(seconds, now - reached)
                 # So is the time the reactor was held meanwhile: it is not the server's.
-                held = lag_now - self._lag_at.get(id(request), lag_now)
+                held = held_now - self._held_at.get(id(request), held_now)
                 if held > 0:
                     self.stats.inc_value("frontier/lag_discounted_seconds", round(min(held, seconds), 3))
                     seconds = max(0.0, seconds - held)
@@ -505,6 +507,12 @@ class FrontierScheduler(BaseScheduler):
         elif self.keepalive_pause and feedback.closed_keepalive(result):
             # robots.txt, fetched from inside a middleware: its closed connection counts too.
             self._keepalive_closed(self._key_of_host(urlparse_cached(request).hostname or ""), self.clock())
+
+    def _held(self) -> float:
+        """Seconds the reactor's thread has been held so far (from any origin): measured by
+        crawlproj's event loop, else the summed lateness of a tick."""
+        busy = loop_busy_seconds()
+        return busy if busy is not None else self._lag.total
 
     def _keepalive_closed(self, key: str, now: float) -> None:
         """The server closed keep-alive: rest the host (seed 004)."""
@@ -563,8 +571,9 @@ class FrontierScheduler(BaseScheduler):
         from twisted.internet import reactor
 
         self._timer_at = due
-        # A millisecond late rather than early: an early wake finds nothing due.
-        self._timer = reactor.callLater(max(0.0, due - self.clock()) + 0.001, self._wake)
+        # At the due time: a wake a hair early finds nothing due and sets the timer again
+        # (a millisecond's margin here was a millisecond lost on every fetch).
+        self._timer = reactor.callLater(max(0.0, due - self.clock()), self._wake)
 
     def _wake(self) -> None:
         engine = self.crawler.engine

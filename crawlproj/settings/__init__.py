@@ -210,6 +210,10 @@ DNS_TIMEOUT = 20
 DOWNLOAD_TIMEOUT = 30
 DOWNLOAD_MAXSIZE = 16 * 1024 * 1024  # endless bodies are cut and counted, not buffered
 DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
+#: Scrapy stops sending requests while its scraper holds more response bytes than this.
+#: Scrapy's 5 MB let one large page (a 5.8 MB manual) stop every host for the second it
+#: took to process; above DOWNLOAD_MAXSIZE, a single page never does.
+SCRAPER_SLOT_MAX_ACTIVE_SIZE = 24 * 1024 * 1024
 REDIRECT_MAX_TIMES = 10
 #: Keep non-2xx responses: their status is part of the archive.
 #: A host's robots.txt is fetched again after this many seconds (seed 004: 24 h drew
@@ -449,6 +453,12 @@ DASHBOARD_REDIS = False
 #: GC_THRESHOLDS (generation 0, 1, 2): fewer, shorter collection pauses (crawlproj.gc_tuning).
 GC_TUNING_ENABLED = True
 GC_THRESHOLDS = [50_000, 20, 20]
+#: asyncio's selector loop, timing how long it waits for I/O: a fetch's duration then leaves
+#: out, exactly, the time the crawler's own thread was busy (crawlproj.stalls).
+ASYNCIO_EVENT_LOOP = "crawlproj.stalls.IdleTimingEventLoop"
+#: Scrapy's check of each callback for a generator's return value: off, because it reads and
+#: parses the spider's source again on every page (its cache misses for bound methods).
+WARN_ON_GENERATOR_RETURN_VALUE = False
 
 #: If set, write the final crawl stats as JSON to this path.
 STATS_FILE = ""

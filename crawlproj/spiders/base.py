@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
 import scrapy
@@ -16,6 +16,7 @@ from .. import signals as crawl_signals
 from ..content.extract import ExtractedLink, is_html, iter_links, page_budget, parsed_page
 from ..items import FetchError, PageItem, Skipped
 from ..scope import Scope
+from ..stalls import TurnTaker
 from ..urls import InvalidURL, LinkCanonicalizer, canonicalize, host_of
 
 _UNASKED = object()
@@ -110,13 +111,14 @@ class CrawlSpiderBase(scrapy.Spider):
         return scrapy.Request(url, callback=self.parse, errback=self.on_error, **kwargs)
 
     # -- responses -------------------------------------------------------
-    def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+    async def parse(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:
         request_url = (response.meta.get("redirect_urls") or [response.request.url])[0]
         url = self.canonical(request_url) or request_url
         depth = response.meta.get("depth", 0)
         links: list[ExtractedLink] = []
         directives: set[str] = set()
         title = None
+        turns = TurnTaker()  # a page of thousands of links must not hold the reactor
         html_page = isinstance(response, TextResponse) and is_html(response.headers.get(b"Content-Type"))
         if html_page and 200 <= response.status < 300:
             try:
@@ -126,6 +128,7 @@ class CrawlSpiderBase(scrapy.Spider):
                 directives = page.robots_directives(self.robots_agent)
                 title = page.title
                 for found in iter_links(page, response.url, self.link_canonical):
+                    await turns.maybe()
                     if isinstance(found, InvalidURL):
                         self.count(f"url_rejected/{found.reason}")
                     else:
@@ -142,6 +145,7 @@ class CrawlSpiderBase(scrapy.Spider):
         seen = self.url_seen()
         followed: set[str] = set()
         for link in links:
+            await turns.maybe()
             if link.nofollow and not self.follow_nofollow:
                 self.count("nofollow_skipped")
                 continue
@@ -206,11 +210,11 @@ class CrawlSpiderBase(scrapy.Spider):
                 yield self.request(url)
         yield Skipped(self.canonical(response.request.url) or response.request.url, "sitemap")
 
-    def on_error(self, failure: Failure) -> Iterator[FetchError | Skipped]:
+    async def on_error(self, failure: Failure) -> AsyncIterator[Any]:
         request = failure.request  # type: ignore[attr-defined]
         if failure.check(HttpError):  # only when HTTPERROR_ALLOW_ALL is off
-            response = failure.value.response
-            yield from self.parse(response)
+            async for out in self.parse(failure.value.response):
+                yield out
             return
         kind = _error_kind(failure)
         linked = (request.meta.get("redirect_urls") or [request.url])[0]  # the URL a page linked

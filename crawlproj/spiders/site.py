@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -79,10 +79,10 @@ class SiteSpider(CrawlSpiderBase):
     async def start(self) -> AsyncIterator[Any]:
         yield self.request(self.start_url)
 
-    def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+    async def parse(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:
         if self.max_pages is not None and self.pages >= self.max_pages:
             return
-        for out in super().parse(response, **kwargs):
+        async for out in super().parse(response, **kwargs):
             if isinstance(out, PageItem):
                 self.pages += 1
                 yield out

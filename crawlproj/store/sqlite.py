@@ -11,7 +11,7 @@ import os
 from collections import Counter
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..items import FetchError, PageItem
 
@@ -97,6 +97,17 @@ def connect(path: str) -> sqlite3.Connection:
     return conn
 
 
+@dataclass
+class StoreBatch:
+    """Rows taken from the store's buffers, written together in one transaction."""
+
+    pages: list[PageItem]
+    errors: list[FetchError]
+    robots: dict[str, tuple[int | None, float]]
+    skipped: list[str]
+    host_errors: Counter[tuple[str, str]]
+
+
 class SqliteStore:
     """Buffered writer (and small reader) for one SQLite crawl database."""
 
@@ -135,14 +146,39 @@ class SqliteStore:
     def set_robots(self, host: str, status: int | None, at: float) -> None:
         self._robots[host] = (status, at)
 
-    def commit(self) -> list[str]:
-        """Write everything buffered in one transaction; return the URLs it completed."""
+    def take(self) -> StoreBatch | None:
+        """Everything buffered, as one batch for :meth:`write` (None: nothing is)."""
         if not (self._pages or self._errors or self._robots or self._skipped or self._host_errors):
-            return []
-        pages, errors, robots, skipped = self._pages, self._errors, self._robots, self._skipped
-        host_errors = self._host_errors
+            return None
+        batch = StoreBatch(self._pages, self._errors, self._robots, self._skipped, self._host_errors)
         self._pages, self._errors, self._robots, self._skipped = [], [], {}, []
         self._host_errors = Counter()
+        return batch
+
+    def restore(self, batch: StoreBatch) -> None:
+        """Put a batch whose write failed back in front of the buffers: nothing is lost if
+        the next attempt succeeds."""
+        self._pages, self._errors = batch.pages + self._pages, batch.errors + self._errors
+        self._skipped = batch.skipped + self._skipped
+        self._host_errors.update(batch.host_errors)
+        self._robots = {**batch.robots, **self._robots}
+
+    def commit(self) -> list[str]:
+        """Write everything buffered in one transaction; return the URLs it completed."""
+        batch = self.take()
+        if batch is None:
+            return []
+        try:
+            return self.write(batch)
+        except BaseException:
+            self.restore(batch)
+            raise
+
+    def write(self, batch: StoreBatch) -> list[str]:
+        """Write ``batch`` in one transaction (rolled back and raised on failure); return the
+        URLs it completed. Touches no buffer, so it may run in another thread than ``add_*``."""
+        pages, errors, robots, skipped, host_errors = (batch.pages, batch.errors, batch.robots, batch.skipped,
+                                                       batch.host_errors)
         hosts: dict[str, list] = {}  # name -> [ip, fetches, errors, bytes]
         for p in pages:
             h = hosts.setdefault(p.host, [None, 0, 0, 0])
@@ -205,11 +241,6 @@ class SqliteStore:
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
-            # Keep the rows: nothing is lost if the next attempt succeeds.
-            self._pages, self._errors = pages + self._pages, errors + self._errors
-            self._skipped = skipped + self._skipped
-            self._host_errors.update(host_errors)
-            self._robots = {**robots, **self._robots}
             raise
         self.commits += 1
         # Completed: the requested URL, where a redirect ended, and URLs that failed for good.

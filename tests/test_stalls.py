@@ -1,0 +1,56 @@
+"""The reactor's held time: the idle-timing event loop, turns for long work, the lag tick."""
+
+import asyncio
+import time
+
+from crawlproj.stalls import LOOP_IDLE, IdleTimingEventLoop, ReactorLag, TurnTaker, loop_busy_seconds
+
+
+def run(coro):
+    loop = IdleTimingEventLoop()
+    try:
+        return loop.run_until_complete(coro)
+    finally:
+        loop.close()
+
+
+def test_idle_timing_loop_counts_waiting_as_idle_and_work_as_busy():
+    async def wait_then_work():
+        before = loop_busy_seconds()
+        await asyncio.sleep(0.2)  # waiting for I/O: idle
+        waited = loop_busy_seconds() - before
+        time.sleep(0.2)  # the loop's thread held: busy
+        worked = loop_busy_seconds() - before - waited
+        return waited, worked
+
+    waited, worked = run(wait_then_work())
+    assert LOOP_IDLE.active
+    assert waited < 0.05
+    assert 0.19 <= worked < 0.3
+
+
+def test_turns_let_a_due_timer_run_in_the_middle_of_long_work():
+    ran_at: list[float] = []
+
+    async def long_work(turns):
+        asyncio.get_running_loop().call_later(0.02, lambda: ran_at.append(time.monotonic()))
+        start = time.monotonic()
+        while time.monotonic() - start < 0.3:  # 300 ms of work on the loop's thread
+            time.sleep(0.001)
+            if turns is not None:
+                await turns.maybe()
+        return start, time.monotonic()
+
+    start, end = run(long_work(TurnTaker(0.01)))
+    assert ran_at and ran_at[0] - start < 0.06  # due at 20 ms, ran within a turn of it
+    ran_at.clear()
+    start, end = run(long_work(None))
+    assert all(t >= end for t in ran_at)  # without turns the timer waits for the whole job
+
+
+def test_reactor_lag_sums_how_late_each_tick_ran():
+    lag = ReactorLag(0.05)
+    assert lag.ticked(10.0) == 0.0
+    assert lag.ticked(10.05) == 0.0
+    assert abs(lag.ticked(10.40) - 0.30) < 1e-9  # due at 10.10
+    assert abs(lag.total - 0.30) < 1e-9 and abs(lag.longest - 0.30) < 1e-9
