@@ -1,10 +1,5 @@
-# Automatically created by: scrapyd-deploy
+# scrapyd-deploy builds its egg by running this file (setup.py bdist_uberegg); every
+# piece of metadata lives in pyproject.toml.
+from setuptools import setup
 
-from setuptools import setup, find_packages
-
-setup(
-    name         = 'project',
-    version      = '1.0',
-    packages     = find_packages(),
-    entry_points = {'scrapy': ['settings = crawlproj.settings']},
-)
+setup()

@@ -48,7 +48,7 @@ def entry(i: int, hosts: int) -> tuple[str, dict]:
 def run_ours(n: int, hosts: int, workdir: str) -> dict:
     from scrapy.settings import Settings
 
-    from crawlproj import settings as base
+    from crawlproj import defaults as base
     from crawlproj.frontier.spill import SegmentStore, spill_factory
     from crawlproj.frontier.tiers import TwoTierFrontier
 

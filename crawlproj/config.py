@@ -29,7 +29,60 @@ class SettingsError(BadInput):
         self.name = name
 
 
-def _number(kind: type, low: float, inclusive: bool = True) -> Callable[[BaseSettings, str], None]:
+Check = Callable[[BaseSettings, str], None]
+
+
+def accepts(text: str) -> Callable[[Check], Check]:
+    """Name what a check accepts (shown in docs/settings.md)."""
+    def mark(check: Check) -> Check:
+        check.accepts = text  # type: ignore[attr-defined]
+        return check
+
+    return mark
+
+
+@accepts("any string")
+def text(settings: BaseSettings, name: str) -> None:
+    raw = settings.get(name)
+    if raw is not None and not isinstance(raw, str):
+        raise SettingsError(name, raw, "expected a string")
+
+
+@accepts("an importable class path")
+def class_path(settings: BaseSettings, name: str) -> None:
+    non_empty(settings, name)
+    if not re.fullmatch(r"[A-Za-z_][\w.]*\.[A-Za-z_]\w*", str(settings.get(name))):
+        raise SettingsError(name, settings.get(name), "expected a dotted class path such as package.module.Class")
+
+
+def _mapping(keys: str, values: str, key_ok: Callable[[object], bool],
+             value_ok: Callable[[object], bool]) -> Check:
+    """A dict setting of Scrapy's kind (merged with Scrapy's own): {key: value or None}."""
+    def check(settings: BaseSettings, name: str) -> None:
+        raw = settings.get(name)
+        try:
+            values_ = settings.getdict(name)
+        except (TypeError, ValueError):
+            raise SettingsError(name, raw, f"expected a dict of {keys} to {values}") from None
+        for key, value in values_.items():
+            if not key_ok(key) or not (value is None or value_ok(value)):
+                raise SettingsError(name, raw, f"{key!r}: expected {keys} and {values} (or None)")
+
+    check.accepts = f"{{{keys}: {values} or None}} (merged with Scrapy's own)"  # type: ignore[attr-defined]
+    return check
+
+
+def _path_or_class(value: object) -> bool:
+    return isinstance(value, (str, type))
+
+
+#: Components by order (middlewares, pipelines, extensions, add-ons), and download handlers by scheme.
+components = _mapping("a class path", "an order", _path_or_class,
+                      lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
+handlers = _mapping("a URL scheme", "a class path", lambda k: isinstance(k, str), _path_or_class)
+
+
+def number(kind: type, low: float, inclusive: bool = True) -> Callable[[BaseSettings, str], None]:
     def check(settings: BaseSettings, name: str) -> None:
         raw = settings.get(name)
         try:
@@ -42,16 +95,19 @@ def _number(kind: type, low: float, inclusive: bool = True) -> Callable[[BaseSet
             bound = ">=" if inclusive else ">"
             raise SettingsError(name, raw, f"must be {bound} {low}")
 
+    check.accepts = f"{'an integer' if kind is int else 'a number'} {'>=' if inclusive else '>'} {low:g}"
     return check
 
 
-def _fraction(settings: BaseSettings, name: str) -> None:
-    _number(float, 0, inclusive=False)(settings, name)
+@accepts("a number, 0 < x < 1")
+def fraction(settings: BaseSettings, name: str) -> None:
+    number(float, 0, inclusive=False)(settings, name)
     if float(settings.get(name)) >= 1:
         raise SettingsError(name, settings.get(name), "must be < 1")
 
 
-def _string_list(settings: BaseSettings, name: str) -> None:
+@accepts("a list of non-empty strings")
+def string_list(settings: BaseSettings, name: str) -> None:
     raw = settings.get(name)
     try:
         values = settings.getlist(name)
@@ -61,8 +117,9 @@ def _string_list(settings: BaseSettings, name: str) -> None:
         raise SettingsError(name, raw, "expected a list of non-empty strings")
 
 
-def _regex_list(settings: BaseSettings, name: str) -> None:
-    _string_list(settings, name)
+@accepts("a list of regular expressions")
+def regex_list(settings: BaseSettings, name: str) -> None:
+    string_list(settings, name)
     for pattern in settings.getlist(name):
         try:
             re.compile(pattern)
@@ -70,7 +127,8 @@ def _regex_list(settings: BaseSettings, name: str) -> None:
             raise SettingsError(name, pattern, f"not a regular expression: {exc}") from None
 
 
-def _int_list(settings: BaseSettings, name: str) -> None:
+@accepts("a list of integers")
+def int_list(settings: BaseSettings, name: str) -> None:
     raw = settings.get(name)
     try:
         [int(v) for v in settings.getlist(name)]
@@ -78,27 +136,31 @@ def _int_list(settings: BaseSettings, name: str) -> None:
         raise SettingsError(name, raw, "expected a list of integers") from None
 
 
-def _boolean(settings: BaseSettings, name: str) -> None:
+@accepts("true or false")
+def boolean(settings: BaseSettings, name: str) -> None:
     try:
         settings.getbool(name)
     except ValueError:
         raise SettingsError(name, settings.get(name), "expected true or false") from None
 
 
-def _non_empty(settings: BaseSettings, name: str) -> None:
+@accepts("a non-empty string")
+def non_empty(settings: BaseSettings, name: str) -> None:
     if not str(settings.get(name) or "").strip():
         raise SettingsError(name, settings.get(name), "must not be empty")
 
 
-def _choice(*allowed: str) -> Callable[[BaseSettings, str], None]:
+def choice(*allowed: str) -> Callable[[BaseSettings, str], None]:
     def check(settings: BaseSettings, name: str) -> None:
         if settings.get(name) not in allowed:
             raise SettingsError(name, settings.get(name), f"choose one of: {', '.join(allowed)}")
 
+    check.accepts = "one of " + ", ".join(allowed)
     return check
 
 
-def _store_uri(settings: BaseSettings, name: str) -> None:
+@accepts("sqlite:///relative/path or sqlite:////absolute/path")
+def store_uri(settings: BaseSettings, name: str) -> None:
     from .store import parse_store_uri
 
     try:
@@ -107,7 +169,8 @@ def _store_uri(settings: BaseSettings, name: str) -> None:
         raise SettingsError(name, settings.get(name), str(exc)) from None
 
 
-def _host_resolve(settings: BaseSettings, name: str) -> None:
+@accepts("{pattern: address} or \"pattern=address,...\"")
+def host_resolve(settings: BaseSettings, name: str) -> None:
     from .resolver import parse_host_resolve
 
     try:
@@ -116,7 +179,8 @@ def _host_resolve(settings: BaseSettings, name: str) -> None:
         raise SettingsError(name, settings.get(name), str(exc)) from None
 
 
-def _chromium(settings: BaseSettings, name: str) -> None:
+@accepts("a Chromium executable, or empty: found on its own")
+def chromium(settings: BaseSettings, name: str) -> None:
     """A crawl that may render needs a browser; say how to get one before the crawl starts."""
     from .rendering.browser import INSTALL_HINT, find_chromium
 
@@ -143,10 +207,11 @@ def _identity(settings: BaseSettings, name: str = "USER_AGENT") -> None:
                             "(only the sandbox profile may keep it)")
 
 
-def _cidr_list(settings: BaseSettings, name: str) -> None:
+@accepts("a list of address ranges (CIDR)")
+def cidr_list(settings: BaseSettings, name: str) -> None:
     import ipaddress
 
-    _string_list(settings, name)
+    string_list(settings, name)
     for value in settings.getlist(name):
         try:
             ipaddress.ip_network(value, strict=False)
@@ -154,21 +219,24 @@ def _cidr_list(settings: BaseSettings, name: str) -> None:
             raise SettingsError(name, value, f"not an address range: {exc}") from None
 
 
-def _fraction_or_one(settings: BaseSettings, name: str) -> None:
-    _number(float, 0, inclusive=False)(settings, name)
+@accepts("a number, 0 < x <= 1")
+def fraction_or_one(settings: BaseSettings, name: str) -> None:
+    number(float, 0, inclusive=False)(settings, name)
     if float(settings.get(name)) > 1:
         raise SettingsError(name, settings.get(name), "must be <= 1")
 
 
-def _probability(settings: BaseSettings, name: str) -> None:
-    _number(float, 0)(settings, name)
+@accepts("a number, 0 <= x < 1")
+def probability(settings: BaseSettings, name: str) -> None:
+    number(float, 0)(settings, name)
     if float(settings.get(name)) >= 1:
         raise SettingsError(name, settings.get(name), "must be < 1")
 
 
-def _revisit_range(settings: BaseSettings, name: str) -> None:
+@accepts("seconds, REVISIT_MIN_INTERVAL to 400 days")
+def revisit_range(settings: BaseSettings, name: str) -> None:
     """REVISIT_MAX_INTERVAL: above REVISIT_MIN_INTERVAL, at most 400 days (seed 001's cap)."""
-    _number(float, 0, inclusive=False)(settings, name)
+    number(float, 0, inclusive=False)(settings, name)
     value = settings.getfloat(name)
     if value < settings.getfloat("REVISIT_MIN_INTERVAL"):
         raise SettingsError(name, settings.get(name), "must be >= REVISIT_MIN_INTERVAL")
@@ -184,7 +252,8 @@ def float_pair(settings: BaseSettings, name: str) -> tuple[float, float]:
     return low, high
 
 
-def _interval_pair(settings: BaseSettings, name: str) -> None:
+@accepts("two numbers [low, high], 0 < low <= high")
+def interval_pair(settings: BaseSettings, name: str) -> None:
     raw = settings.get(name)
     try:
         low, high = float_pair(settings, name)
@@ -194,7 +263,8 @@ def _interval_pair(settings: BaseSettings, name: str) -> None:
         raise SettingsError(name, raw, "need 0 < low <= high")
 
 
-def _redis_url(settings: BaseSettings, name: str) -> None:
+@accepts("redis://host:port/db, rediss://... or unix:///path")
+def redis_url(settings: BaseSettings, name: str) -> None:
     from urllib.parse import urlsplit
 
     raw = str(settings.get(name) or "")
@@ -204,7 +274,8 @@ def _redis_url(settings: BaseSettings, name: str) -> None:
         raise SettingsError("WORKER_TTL", settings.get("WORKER_TTL"), "must be longer than WORKER_HEARTBEAT")
 
 
-def _prioritizer(settings: BaseSettings, name: str) -> None:
+@accepts("an ordering, or a weighted mix such as opic:0.7,depth:0.3")
+def prioritizer(settings: BaseSettings, name: str) -> None:
     from .ordering.prioritizer import parse_spec
 
     try:
@@ -217,25 +288,29 @@ def _prioritizer(settings: BaseSettings, name: str) -> None:
             raise SettingsError("PRIORITY_SCORES_FILE", path, "the 'scores' ordering needs a readable score file")
 
 
-def _unit_interval(settings: BaseSettings, name: str) -> None:
-    _number(float, 0)(settings, name)
+@accepts("a number, 0 <= x <= 1")
+def unit_interval(settings: BaseSettings, name: str) -> None:
+    number(float, 0)(settings, name)
     if float(settings.get(name)) > 1:
         raise SettingsError(name, settings.get(name), "must be between 0 and 1")
 
 
-def _readable_file(settings: BaseSettings, name: str) -> None:
+@accepts("a readable file, or empty")
+def readable_file(settings: BaseSettings, name: str) -> None:
     path = settings.get(name)
     if path and not os.path.isfile(path):
         raise SettingsError(name, path, "no such file")
 
 
-def _port(settings: BaseSettings, name: str) -> None:
-    _number(int, 0)(settings, name)
+@accepts("a TCP port, 0 to 65535")
+def port(settings: BaseSettings, name: str) -> None:
+    number(int, 0)(settings, name)
     if settings.getint(name) > 65535:
         raise SettingsError(name, settings.get(name), "must be a TCP port, 0 to 65535")
 
 
-def _token(settings: BaseSettings, name: str) -> None:
+@accepts("at least 12 characters, or empty: random")
+def token(settings: BaseSettings, name: str) -> None:
     value = settings.get(name) or ""
     if value and len(value) < 12:
         raise SettingsError(name, "(hidden)", "a token must have at least 12 characters (or be empty: random)")
@@ -243,160 +318,75 @@ def _token(settings: BaseSettings, name: str) -> None:
         raise SettingsError(name, "(hidden)", "must differ from DASHBOARD_TOKEN, or the read-only view could control")
 
 
-CHECKS: dict[str, Callable[[BaseSettings, str], None]] = {
-    "USER_AGENT": _non_empty,
-    "ADDRESS_ALLOWLIST": _cidr_list,
-    "ROBOTSTXT_USER_AGENT": _non_empty,
-    "DEPTH_LIMIT": _number(int, 0),
-    "CGI_HOP_LIMIT": _number(int, 0),
-    "DYNAMIC_URL_PATTERNS": _regex_list,
-    "MAX_REPEATED_SEGMENTS": _number(int, 0),
-    "QUERY_MAX_PARAMS": _number(int, 0),
-    "MAX_PAGES_PER_HOST": _number(int, 0),
-    "ALLOWED_DOMAINS": _string_list,
-    "ALLOWED_SUFFIXES": _string_list,
-    "FOLLOW_NOFOLLOW": _boolean,
-    "URL_MAX_LENGTH": _number(int, 16),
-    "SESSION_ID_PARAMS": _string_list,
-    "HOST_RESOLVE": _host_resolve,
-    "DNSCACHE_TTL": _number(float, 0),
-    "DNS_TIMEOUT": _number(float, 0, inclusive=False),
-    "MIN_INTERVAL": _number(float, 0),
-    "CONCURRENT_REQUESTS": _number(int, 1),
-    "CONCURRENT_REQUESTS_PER_DOMAIN": _number(int, 1),
-    "DOWNLOAD_DELAY": _number(float, 0),
-    "INTERVAL_DURATION_FACTOR": _number(float, 0),
-    "MAX_CRAWL_DELAY": _number(float, 0),
-    "ROBOTSTXT_TTL": _number(float, 0),
-    "ROBOTSTXT_ERROR_TTL": _number(float, 0),
-    "ROBOTSTXT_SITEMAPS": _boolean,
-    "WASEDA_INTERVAL_ENABLED": _boolean,
-    "WASEDA_TARGET_SPEED": _number(float, 0, inclusive=False),
-    "WASEDA_MAX_DELAY_1": _number(float, 0),
-    "WASEDA_MAX_DELAY_2": _number(float, 0),
-    "WASEDA_WINDOW": _number(int, 1),
-    "WASEDA_MIN_BYTES": _number(int, 0),
-    "BACKOFF_STATUSES": _int_list,
-    "BACKOFF_DEFAULT": _number(float, 0),
-    "BACKOFF_MAX": _number(float, 0),
-    "RETRY_TIMES": _number(int, 0),
-    "RETRY_BACKOFF_BASE": _number(float, 0),
-    "RETRY_BACKOFF_MAX": _number(float, 0),
-    "HOST_PARK_AFTER": _number(int, 0),
-    "PER_IP_CONCURRENCY": _number(int, 0),
-    "SUSPEND_AFTER_SECONDS": _number(float, 0),
-    "SUSPEND_AFTER_PAGES": _number(int, 0),
-    "SUSPEND_FOR": _number(float, 0),
-    "KEEPALIVE_CLOSE_PAUSE": _number(float, 0),
-    "HOST_PARK_FOR": _number(float, 0),
-    "FRONTIER_LEVELS": _number(int, 1),
-    "FRONTIER_BIAS": _number(float, 0),
-    "PRIORITIZER": _prioritizer,
-    "ORDERING_SAVE_SECONDS": _number(float, 0, inclusive=False),
-    "TOPICAL_THRESHOLD": _number(float, 0),
-    "TOPICAL_INHERIT": _unit_interval,
-    "TOPICAL_TUNNEL": _number(int, 0),
-    "TOPICAL_FOCUS": _boolean,
-    "TOPICAL_FOCUS_WAIT": _number(float, 0),
-    "TOPICAL_MODEL": _choice("tfidf", "embedding"),
-    "TOPIC_FILE": _readable_file,
-    "OPT_OUT_RELOAD_SECONDS": _number(float, 0, inclusive=False),
-    "FRONTIER_ACTIVE_KEYS": _number(int, 0),
-    "FRONTIER_MAX_ACTIVE_KEYS": _number(int, 1),
-    "FRONTIER_KEY": _choice("host", "domain", "ip"),
-    "FRONTIER_FRONT_BUFFER": _number(int, 0),
-    "FRONTIER_BACK_BUFFER": _number(int, 0),
-    "FRONTIER_SEGMENT_BYTES": _number(int, 4096),
-    "URLSEEN_CAPACITY": _number(int, 1000),
-    "URLSEEN_ERROR_RATE": _number(float, 0, inclusive=False),
-    "DOWNLOAD_TIMEOUT": _number(float, 0, inclusive=False),
-    "DOWNLOAD_MAXSIZE": _number(int, 0),
-    "STORE_URI": _store_uri,
-    "STORE_BATCH_SIZE": _number(int, 1),
-    "STORE_FLUSH_INTERVAL": _number(float, 0, inclusive=False),
-    "NEAR_DUPLICATES_ENABLED": _boolean,
-    "NEAR_DUPLICATES_THRESHOLD": _fraction,
-    "NEAR_DUPLICATES_NUM_PERM": _number(int, 16),
-    "NEAR_DUPLICATES_MIN_SHINGLES": _number(int, 1),
-    "NEAR_DUPLICATES_KEEP_CONTENT": _boolean,
-    "NEAR_DUPLICATES_BACKEND": _choice("local", "redis"),
-    "WARC_ENABLED": _boolean,
-    "WARC_PREFIX": _non_empty,
-    "WARC_MAX_BYTES": _number(int, 4096),
-    "RENDER_MODE": _choice("auto", "always", "never"),
-    "CHROMIUM_PATH": _chromium,
-    "RENDER_MAX_PAGES": _number(int, 1),
-    "RENDER_NAVIGATION_TIMEOUT": _number(float, 0, inclusive=False),
-    "RENDER_TIMEOUT": _number(float, 0, inclusive=False),
-    "RENDER_IDLE_SECONDS": _number(float, 0),
-    "RENDER_IDLE_TIMEOUT": _number(float, 0),
-    "RENDER_CONTEXT_MAX_PAGES": _number(int, 0),
-    "RENDER_BLOCK_RESOURCE_TYPES": _string_list,
-    "RENDER_OTHER_HOSTS": _boolean,
-    "RENDER_MIN_TEXT": _number(int, 0),
-    "RENDER_MIN_LINKS": _number(int, 0),
-    "RENDER_SCRIPT_RATIO": _number(float, 0),
-    "RENDER_HOST_SWITCH": _number(int, 1),
-    "REVISIT_ENABLED": _boolean,
-    "REVISIT_MODE": _choice("off", "incremental"),
-    "REVISIT_BACKEND": _choice("sqlite", "redis"),
-    "REVISIT_TIME_SCALE": _number(float, 0, inclusive=False),
-    "REVISIT_SCHEDULE": _choice("budget", "estimate"),
-    "REVISIT_MIN_INTERVAL": _number(float, 0, inclusive=False),
-    "REVISIT_MAX_INTERVAL": _revisit_range,
-    "REVISIT_FIRST_INTERVAL": _interval_pair,
-    "REVISIT_BACKOFF": _number(float, 1),
-    "REVISIT_SHRINK": _fraction_or_one,
-    "REVISIT_FACTOR": _number(float, 0, inclusive=False),
-    "REVISIT_BUDGET": _number(float, 0),
-    "REVISIT_MIN_CHANGE": _probability,
-    "REVISIT_SHARE": _fraction_or_one,
-    "REVISIT_REPLAN_SECONDS": _number(float, 0),
-    "REVISIT_RATE_SAMPLE": _number(int, 100),
-    "REVISIT_CHANGE": _choice("text", "body"),
-    "REVISIT_IGNORE_PATTERNS": _regex_list,
-    "REVISIT_CONDITIONAL": _boolean,
-    "REVISIT_OVERLOAD": _choice("stretch", "drop"),
-    "REVISIT_HORIZON": _number(float, 0, inclusive=False),
-    "REVISIT_SHORT_TERM_MAX": _number(int, 1),
-    "REVISIT_REFRESH_SECONDS": _number(float, 0, inclusive=False),
-    "REVISIT_IN_FLIGHT_TIMEOUT": _number(float, 0, inclusive=False),
-    "REDIS_URL": _redis_url,
-    "REDIS_PREFIX": _non_empty,
-    "FRONTIER_PARTITIONS": _number(int, 1),
-    "REDIS_POP_BATCH": _number(int, 1),
-    "REDIS_POLL_SECONDS": _number(float, 0, inclusive=False),
-    "REDIS_SHARED_PARTITIONS": _boolean,
-    "GC_TUNING_ENABLED": _boolean,
-    "NEAR_DUPLICATES_MAX_CHARS": _number(int, 0),
-    "PAGE_MAX_DEPTH": _number(int, 16),
-    "PAGE_MAX_ELEMENTS": _number(int, 100),
-    "MAIN_TEXT_MAX_DEPTH": _number(int, 1),
-    "PAGE_THREAD_MIN_BYTES": _number(int, 0),
-    "PAGE_THREADS": _number(int, 0),
-    "PAGE_THREAD_SWITCH_INTERVAL": _number(float, 0),
-    "PAGE_STAGE_TIMEOUT": _number(float, 0, inclusive=False),
-    "STALL_TICK": _number(float, 0),
-    "STALL_WARN": _number(float, 0, inclusive=False),
-    "HOST_LEASE": _number(float, 0, inclusive=False),
-    "WORKER_HEARTBEAT": _number(float, 0, inclusive=False),
-    "WORKER_TTL": _number(float, 0, inclusive=False),
-    "PARTITION_LEASE": _number(float, 0, inclusive=False),
-    "WORKER_IDLE_TIMEOUT": _number(float, 0),
-    "WORKERS": _number(int, 1),
-    "DASHBOARD_ENABLED": _boolean,
-    "DASHBOARD_HOST": _non_empty,
-    "DASHBOARD_PORT": _port,
-    "DASHBOARD_TOKEN": _token,
-    "DASHBOARD_READONLY_TOKEN": _token,
-    "DASHBOARD_INTERVAL": _number(float, 0.05),
-    "DASHBOARD_MAX_HOSTS": _number(int, 1),
-    "DASHBOARD_REDIS": _boolean,
-}
+def declared() -> dict[str, Check]:
+    """Every setting :mod:`crawlproj.defaults` declares, with its check, in declaration order."""
+    from . import defaults
+
+    return dict(defaults.__annotations__)
 
 
 def validate(settings: BaseSettings) -> None:
-    """Raise :class:`SettingsError` for the first bad crawlproj setting."""
-    for name, check in CHECKS.items():
+    """Raise :class:`SettingsError` for the first bad setting."""
+    for name, check in declared().items():
         check(settings, name)
     _identity(settings)
+
+
+def _declarations(source: str) -> list[tuple[str, str, int]]:
+    """(name, reason, index of the line above its comment) of each setting declared in
+    ``source``. The reason is the ``#:`` block right above it, or the one above the run of
+    settings it closes up to (no blank line between): one comment may cover a group."""
+    import ast
+
+    lines, found, reason, last_end = source.splitlines(), [], "", -1
+    for node in ast.parse(source).body:
+        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+            continue
+        above, i = [], node.lineno - 2
+        while i >= 0 and lines[i].startswith("#:"):
+            above.insert(0, lines[i][2:].strip())
+            i -= 1
+        if above:
+            reason = " ".join(above)
+        elif last_end != node.lineno - 1:  # not right under the previous setting
+            reason = ""
+        found.append((node.target.id, reason, i))
+        last_end = node.end_lineno
+    return found
+
+
+def reference() -> str:
+    """``docs/settings.md``: every declared setting, by section, with its default, what it
+    accepts and what it is for (the ``#:`` lines above it in :mod:`crawlproj.defaults`)."""
+    import inspect
+
+    from . import defaults
+
+    source = inspect.getsource(defaults)
+    lines = source.splitlines()
+    checks = declared()
+    out = ["# Settings", "",
+           "Generated from `crawlproj/defaults.py` by `python -m crawlproj.config > docs/settings.md`;",
+           "a test fails when the two disagree. Give any of them with `-s NAME=VALUE`, in a profile",
+           "(`settings/<profile>.py`) or in a spider's `custom_settings`. A bad value stops the crawl",
+           "at start-up with one line naming the setting.", ""]
+    section = None
+    for name, reason, i in _declarations(source):
+        heading = next((m.group(1) for line in reversed(lines[:i + 1])
+                        if (m := re.match(r"# -- (.+?) -*$", line))), "Scrapy and the project")
+        if heading != section:
+            section = heading
+            out += ["", f"## {section[0].upper()}{section[1:]}", "",
+                    "| Setting | Default | Accepts | What it is for |", "|---|---|---|---|"]
+        default = repr(getattr(defaults, name))
+        if len(default) > 60:
+            default = "see `crawlproj/defaults.py`"
+        else:
+            default = f"`{default}`".replace("|", "\\|")
+        accepts = getattr(checks[name], "accepts", "")
+        out.append(f"| `{name}` | {default} | {accepts} | {reason.replace('|', chr(92) + '|')} |")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    print(reference(), end="")

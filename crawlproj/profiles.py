@@ -1,22 +1,29 @@
-"""Settings profiles: ``-s PROFILE=<name>`` picks ``crawlproj.settings.<name>``."""
+"""Settings profiles: ``-s PROFILE=<name>`` applies the module ``<name>`` of the project's
+settings package (``settings/`` beside ``scrapy.cfg``: Scrapy's ``SETTINGS_MODULE``)."""
 
 from __future__ import annotations
 
 import importlib
 import logging
+import os
 import pkgutil
 
 from scrapy.settings import BaseSettings
-
-import crawlproj.settings
 
 from .config import SettingsError, validate
 
 logger = logging.getLogger(__name__)
 
 
+def profiles_package() -> str:
+    """The project's settings package: Scrapy's settings module (from ``scrapy.cfg``, or
+    the egg's entry point under Scrapyd), ``settings`` when none is set."""
+    return os.environ.get("SCRAPY_SETTINGS_MODULE") or "settings"
+
+
 def available_profiles() -> list[str]:
-    return sorted(m.name for m in pkgutil.iter_modules(crawlproj.settings.__path__))
+    package = importlib.import_module(profiles_package())
+    return sorted(m.name for m in pkgutil.iter_modules(getattr(package, "__path__", [])))
 
 
 def _name_worker(settings: BaseSettings) -> None:
@@ -45,7 +52,7 @@ class ProfileAddon:
         profiles = available_profiles()
         if name not in profiles:
             raise SettingsError("PROFILE", name, f"unknown profile; choose one of: {', '.join(profiles)}")
-        module = importlib.import_module(f"crawlproj.settings.{name}")
+        module = importlib.import_module(f"{profiles_package()}.{name}")
         for key in dir(module):
             if key.isupper():
                 settings.set(key, getattr(module, key), priority="project")

@@ -240,7 +240,7 @@ def test_revisit_queue_in_redis_is_partitioned_by_host(redis_server):
 def test_distributed_scheduler_keeps_no_local_journal_even_with_a_jobdir(redis_server, tmp_path):
     from scrapy.utils.test import get_crawler
 
-    from crawlproj import settings as defaults
+    from crawlproj import defaults as defaults
     from crawlproj.distributed.scheduler import DistributedScheduler
 
     values = {k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}

@@ -2,7 +2,7 @@
 
 from scrapy.utils.test import get_crawler
 
-from crawlproj import settings as base
+from crawlproj import defaults as base
 from crawlproj.frontier.scheduler import FrontierScheduler
 
 

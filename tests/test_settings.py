@@ -17,7 +17,7 @@ CONTACT = "crawlproj-tests/0.1 (+https://crawlproj.test/contact)"
 
 def project_settings(**values):
     settings = Settings()
-    settings.setmodule("crawlproj.settings", priority="project")
+    settings.setmodule("crawlproj.defaults", priority="project")
     for key, value in {"USER_AGENT": CONTACT, **values}.items():
         settings.set(key, value, priority="cmdline")
     return settings
@@ -55,6 +55,11 @@ def test_cmdline_beats_profile():
         ("RENDER_MODE", "sometimes"),
         ("CHROMIUM_PATH", "/nonexistent/chromium"),
         ("RENDER_MAX_PAGES", "0"),
+        ("MIN_INTERVAL", "nan"),  # passes every comparison: it would stall the crawl
+        ("PAGE_STAGE_TIMEOUT", "inf"),
+        ("CONCURRENT_REQUESTS", "many"),  # Scrapy's own settings are checked too
+        ("DOWNLOADER_MIDDLEWARES", '{"a.b.C": "first"}'),
+        ("LOG_LEVEL", "LOUD"),
     ],
 )
 def test_bad_values_name_the_setting(name, value):
@@ -101,9 +106,32 @@ def test_validate_accepts_base_settings():
     validate(project_settings())
 
 
+def test_every_setting_is_declared_once_with_its_check_and_reason():
+    import inspect
+
+    import settings as project
+    from crawlproj import config, defaults
+
+    names = [k for k in dir(defaults) if k.isupper()]
+    checks = config.declared()
+    assert sorted(checks) == sorted(names)  # every default has its check
+    assert all(getattr(check, "accepts", "") for check in checks.values())
+    reasons = {name: reason for name, reason, _ in config._declarations(inspect.getsource(defaults))}
+    assert sorted(reasons) == sorted(names) and all(reasons.values()), [n for n, r in reasons.items() if not r]
+    # The project's settings module is the declarations, nothing more.
+    assert {k: getattr(project, k) for k in dir(project) if k.isupper()} == {k: getattr(defaults, k) for k in names}
+
+
+def test_the_settings_reference_is_generated_from_the_declarations():
+    from crawlproj import config
+
+    page = (PROJECT_DIR / "docs" / "settings.md").read_text()
+    assert page == config.reference(), "docs/settings.md is stale: python -m crawlproj.config > docs/settings.md"
+
+
 def test_the_placeholder_contact_is_refused_outside_the_sandbox():
     settings = Settings()
-    settings.setmodule("crawlproj.settings", priority="project")
+    settings.setmodule("crawlproj.defaults", priority="project")
     with pytest.raises(SettingsError, match="USER_AGENT=.*placeholder contact"):
         ProfileAddon().update_settings(settings)
     settings.set("PROFILE", "sandbox", priority="cmdline")
@@ -134,3 +162,19 @@ def test_dns_cache_answers_go_stale_after_the_ttl(monkeypatch):
     r.getHostByName("a.test").addCallback(got.append)
     r.getHostByName("x.pinned.test").addCallback(got.append)
     assert got == ["192.0.2.1", "192.0.2.1", "192.0.2.2", "127.0.0.1"] and calls == ["a.test", "a.test"]
+
+
+def test_the_readme_quotes_defaults_truly_and_links_pages_that_exist():
+    import ast
+    import re
+
+    from crawlproj import defaults
+
+    readme = (PROJECT_DIR / "README.md").read_text()
+    rows = re.findall(r"^\| `([A-Z_0-9]+)` \| `(.+?)` \|", readme, re.M)
+    assert len(rows) == 10
+    for name, value in rows:
+        assert ast.literal_eval(value) == getattr(defaults, name), name
+    links = re.findall(r"\]\((docs/[^)#]+)", readme)
+    assert links and all((PROJECT_DIR / link).is_file() for link in links)
+    assert len(readme.encode()) <= 20_000

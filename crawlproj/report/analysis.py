@@ -23,7 +23,7 @@ from scipy import sparse
 
 from ..geo import locate
 from ..store.sqlite import SqliteStore
-from .. import settings as settings_defaults
+from .. import defaults as settings_defaults
 from ..store import beside_store
 from ..traps import compile_patterns, is_dynamic
 

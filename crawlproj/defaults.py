@@ -1,58 +1,73 @@
-"""Base settings shared by every profile (Scrapy's ``SETTINGS_MODULE``).
+"""Every setting, declared once: ``NAME: check = default``, under a ``#:`` line saying what it is for.
 
-A run picks a profile with ``-s PROFILE=<name>`` (default ``local``). The
-profile module in this package (``local.py``, ...) is applied on top of these
-base settings by :class:`crawlproj.profiles.ProfileAddon`; ``-s`` options and a
-spider's ``custom_settings`` still win over the profile. An unknown profile or
-a bad value of any setting below stops the crawl at start-up with a message
-naming the setting. Every crawlproj setting is listed here with its default;
-the README explains each.
+The check (from :mod:`crawlproj.config`) says what the setting accepts; every one runs
+at start-up (:func:`crawlproj.config.validate`) and a bad value stops the crawl with
+one line naming it. ``docs/settings.md`` is generated from this module
+(``python -m crawlproj.config``), and a test fails when the two disagree.
+
+The project's settings module (``settings/`` beside ``scrapy.cfg``) takes these as its
+base; a profile there (``-s PROFILE=local``, ...) is applied over them by
+:class:`crawlproj.profiles.ProfileAddon`; ``-s`` options and a spider's
+``custom_settings`` still win over the profile.
 """
 
-BOT_NAME = "crawlproj"
-SPIDER_MODULES = ["crawlproj.spiders"]
-NEWSPIDER_MODULE = "crawlproj.spiders"
-COMMANDS_MODULE = "crawlproj.commands"
-ADDONS = {"crawlproj.profiles.ProfileAddon": 0}
+# Not ``from __future__ import annotations``: each annotation is the check object itself.
+from crawlproj.config import (boolean, handlers, chromium, cidr_list, class_path, components, choice, fraction,
+                              fraction_or_one, host_resolve, int_list, interval_pair, non_empty, number, port,
+                              prioritizer, probability, readable_file, redis_url, regex_list, revisit_range,
+                              store_uri, string_list, text, token, unit_interval)
 
-#: Which profile module of crawlproj.settings to apply (local, ...).
-PROFILE = "local"
+#: Scrapy's project name; also the product token of crawlproj's default User-Agent.
+BOT_NAME: non_empty = "crawlproj"
+#: Where Scrapy finds the spiders (web, site).
+SPIDER_MODULES: string_list = ["crawlproj.spiders"]
+#: Where `scrapy genspider` puts a new spider.
+NEWSPIDER_MODULE: non_empty = "crawlproj.spiders"
+#: crawlproj's commands (crawl's input checks, demo, report, merge, ...).
+COMMANDS_MODULE: non_empty = "crawlproj.commands"
+#: Applies PROFILE and checks every setting before the crawl starts.
+ADDONS: components = {"crawlproj.profiles.ProfileAddon": 0}
+
+#: Which profile of the project's settings/ to apply (local, sandbox, distributed, incremental).
+PROFILE: non_empty = "local"
 
 # -- identity ----------------------------------------------------------------
 #: Publish who crawls and how to reach them (seed 004). Set your own contact URL.
-USER_AGENT = "crawlproj/0.1 (+https://example.invalid/crawlproj-contact)"
+USER_AGENT: non_empty = "crawlproj/0.1 (+https://example.invalid/crawlproj-contact)"
 #: Product token matched against robots.txt groups, then '*'.
-ROBOTSTXT_USER_AGENT = "crawlproj"
-ROBOTSTXT_OBEY = True
+ROBOTSTXT_USER_AGENT: non_empty = "crawlproj"
+#: Obey robots.txt (RFC 9309), read by crawlproj's robots.txt middleware.
+ROBOTSTXT_OBEY: boolean = True
 
 # -- scope -------------------------------------------------------------------
 #: Seed list(s) for the `web` spider: one URL a line, '#' comments.
-SEEDS_FILE = "seeds/default.txt"
+SEEDS_FILE: text = "seeds/default.txt"
 #: Hop limit from the seed; seed 004 used 15.
-DEPTH_LIMIT = 15
+DEPTH_LIMIT: number(int, 0) = 15
 #: Links followed through consecutive dynamic pages (a query, or a path matching
 #: DYNAMIC_URL_PATTERNS) stop after this many hops (seed 004: cut complaints; stops
 #: infinite calendars). Separate from DEPTH_LIMIT. 0 turns it off.
-CGI_HOP_LIMIT = 5
-DYNAMIC_URL_PATTERNS = [r"\.cgi\b", r"\.php\b", r"\.aspx?\b", r"/cgi-bin/"]
+CGI_HOP_LIMIT: number(int, 0) = 5
+DYNAMIC_URL_PATTERNS: regex_list = [r"\.cgi\b", r"\.php\b", r"\.aspx?\b", r"/cgi-bin/"]
 #: A link whose path repeats one segment this many times is a relative-link loop. 0: off.
-MAX_REPEATED_SEGMENTS = 3
+MAX_REPEATED_SEGMENTS: number(int, 0) = 3
 #: Links with more query parameters than this are generated URLs. 0: off.
-QUERY_MAX_PARAMS = 16
+QUERY_MAX_PARAMS: number(int, 0) = 16
 #: The most pages admitted per host (seed 004's per-site cap). 0: no cap.
-MAX_PAGES_PER_HOST = 50_000
-SPIDER_MIDDLEWARES = {"crawlproj.traps.TrapDefenceMiddleware": 800,
+MAX_PAGES_PER_HOST: number(int, 0) = 50_000
+#: Trap defences (hop limits, repeated segments, per-host caps) and the crawl ordering.
+SPIDER_MIDDLEWARES: components = {"crawlproj.traps.TrapDefenceMiddleware": 800,
                       "crawlproj.ordering.middleware.OrderingMiddleware": 700}
 #: Only follow links to these domains (and their subdomains); empty: anywhere.
-ALLOWED_DOMAINS: list[str] = []
+ALLOWED_DOMAINS: string_list = []
 #: Only follow links whose host ends with one of these suffixes, e.g. [".jp"].
-ALLOWED_SUFFIXES: list[str] = []
+ALLOWED_SUFFIXES: string_list = []
 #: Follow rel=nofollow links anyway (they are always recorded in the link table).
-FOLLOW_NOFOLLOW = False
+FOLLOW_NOFOLLOW: boolean = False
 #: URLs longer than this after canonicalisation are refused (counted).
-URL_MAX_LENGTH = 2048
+URL_MAX_LENGTH: number(int, 16) = 2048
 #: Query/path parameters stripped as session ids by the canonicaliser.
-SESSION_ID_PARAMS = [
+SESSION_ID_PARAMS: string_list = [
     "jsessionid", "phpsessid", "sid", "sessionid", "session_id",
     "aspsessionid", "cfid", "cftoken", "zenid", "oscsid",
 ]
@@ -62,134 +77,142 @@ SESSION_ID_PARAMS = [
 #: {"*.sandbox.test": "127.0.0.1"} or "*.sandbox.test=127.0.0.1,staging.example=10.0.0.5".
 #: Read when the process starts (it configures the resolver), so give it in
 #: settings or with -s, not in a profile.
-HOST_RESOLVE: dict[str, str] = {}
-TWISTED_DNS_RESOLVER = "crawlproj.resolver.HostResolveResolver"
+HOST_RESOLVE: host_resolve = {}
+#: The resolver that applies HOST_RESOLVE and caches answers (DNSCACHE_TTL).
+TWISTED_DNS_RESOLVER: class_path = "crawlproj.resolver.HostResolveResolver"
 
 # -- frontier and politeness -------------------------------------------------
 #: The two-tier Mercator frontier replaces Scrapy's scheduler; politeness lives there.
-SCHEDULER = "crawlproj.frontier.scheduler.FrontierScheduler"
-DUPEFILTER_CLASS = "crawlproj.frontier.urlseen.BloomDupeFilter"
+SCHEDULER: class_path = "crawlproj.frontier.scheduler.FrontierScheduler"
+#: The URL-seen test: a growing Bloom filter (URLSEEN_CAPACITY, URLSEEN_ERROR_RATE).
+DUPEFILTER_CLASS: class_path = "crawlproj.frontier.urlseen.BloomDupeFilter"
 #: Scrapy's downloader, announcing every finished fetch to the frontier.
-DOWNLOADER = "crawlproj.frontier.downloader.FrontierDownloader"
+DOWNLOADER: class_path = "crawlproj.frontier.downloader.FrontierDownloader"
 #: Smallest time between one request's finish and the next request to the same host, in seconds.
-MIN_INTERVAL = 1.0
+MIN_INTERVAL: number(float, 0) = 1.0
 #: Mercator rule: rest at least this many times the last fetch's duration.
-INTERVAL_DURATION_FACTOR = 10.0
+INTERVAL_DURATION_FACTOR: number(float, 0) = 10.0
 #: robots.txt Crawl-delay is honoured up to this many seconds.
-MAX_CRAWL_DELAY = 60.0
+MAX_CRAWL_DELAY: number(float, 0) = 60.0
 #: Waseda dynamic interval (seed 004): min_interval + MAX_DELAY_1 x max(0, 1 - speed /
 #: TARGET_SPEED) + MAX_DELAY_2 x errors / 10, over the host's last WASEDA_WINDOW fetches.
 #: Speed is bytes/s; errors are timeouts, dropped connections and send/receive errors.
-WASEDA_INTERVAL_ENABLED = True
-WASEDA_TARGET_SPEED = 16384.0
-WASEDA_MAX_DELAY_1 = 10.0
-WASEDA_MAX_DELAY_2 = 30.0
-WASEDA_WINDOW = 10
+WASEDA_INTERVAL_ENABLED: boolean = True
+WASEDA_TARGET_SPEED: number(float, 0, inclusive=False) = 16384.0
+WASEDA_MAX_DELAY_1: number(float, 0) = 10.0
+WASEDA_MAX_DELAY_2: number(float, 0) = 30.0
+WASEDA_WINDOW: number(int, 1) = 10
 #: Responses smaller than this do not count toward the speed (their time is latency,
 #: not line speed); they still count for errors.
-WASEDA_MIN_BYTES = 8192
+WASEDA_MIN_BYTES: number(int, 0) = 8192
 #: A host answering one of these statuses rests for its Retry-After (seconds or an
 #: HTTP date), or BACKOFF_DEFAULT without one, never more than BACKOFF_MAX.
-BACKOFF_STATUSES = [429, 503]
-BACKOFF_DEFAULT = 60.0
-BACKOFF_MAX = 3600.0
+BACKOFF_STATUSES: int_list = [429, 503]
+BACKOFF_DEFAULT: number(float, 0) = 60.0
+BACKOFF_MAX: number(float, 0) = 3600.0
 #: Retries (Scrapy's RetryMiddleware, RETRY_TIMES) go back through the frontier: the host
 #: then waits RETRY_BACKOFF_BASE x 2^(n-1) seconds before retry n, with +-50% jitter,
 #: at most RETRY_BACKOFF_MAX.
-RETRY_TIMES = 2
-RETRY_BACKOFF_BASE = 2.0
-RETRY_BACKOFF_MAX = 300.0
+RETRY_TIMES: number(int, 0) = 2
+RETRY_BACKOFF_BASE: number(float, 0) = 2.0
+RETRY_BACKOFF_MAX: number(float, 0) = 300.0
 #: Suspend (seed 004): after crawling one host continuously for SUSPEND_AFTER_SECONDS
 #: and/or SUSPEND_AFTER_PAGES, it rests SUSPEND_FOR seconds. 0 turns a trigger off.
-SUSPEND_AFTER_SECONDS = 1800.0
-SUSPEND_AFTER_PAGES = 0
-SUSPEND_FOR = 300.0
+SUSPEND_AFTER_SECONDS: number(float, 0) = 1800.0
+SUSPEND_AFTER_PAGES: number(int, 0) = 0
+SUSPEND_FOR: number(float, 0) = 300.0
 #: Keep-alive (seed 004): connections are reused per host; when a server closes keep-alive
 #: (Connection: close), the host rests this many seconds. 0 turns it off.
-KEEPALIVE_CLOSE_PAUSE = 2.0
-DOWNLOAD_HANDLERS = {  # keep-alive aware HTTP/1.1, and rendering for requests that need it
+KEEPALIVE_CLOSE_PAUSE: number(float, 0) = 2.0
+#: Keep-alive aware HTTP/1.1, and the browser for requests that need rendering.
+DOWNLOAD_HANDLERS: handlers = {  # keep-alive aware HTTP/1.1, and rendering for requests that need it
     "http": "crawlproj.rendering.handler.RenderingDownloadHandler",
     "https": "crawlproj.rendering.handler.RenderingDownloadHandler",
 }
 #: At most this many requests in flight to one IP address across all its host names
 #: (seed 004: one server hosting many subdomains). 0: no cap.
-PER_IP_CONCURRENCY = 1
+PER_IP_CONCURRENCY: number(int, 0) = 1
 #: A host whose last HOST_PARK_AFTER fetches all failed (DNS, connection, timeout, 5xx) is
 #: parked for HOST_PARK_FOR seconds, then tried again. 0 turns parking off.
-HOST_PARK_AFTER = 10
-HOST_PARK_FOR = 1800.0
+HOST_PARK_AFTER: number(int, 0) = 10
+HOST_PARK_FOR: number(float, 0) = 1800.0
 #: Front-tier priority levels (0 is the most important).
-FRONTIER_LEVELS = 8
+FRONTIER_LEVELS: number(int, 1) = 8
 #: Refill picks level L with weight FRONTIER_BIAS ** -L among non-empty levels.
-FRONTIER_BIAS = 2.0
+FRONTIER_BIAS: number(float, 0) = 2.0
 #: Crawl ordering (crawlproj.ordering): "bfs" (hops from the seed), "opic", "backlinks",
 #: "larger_sites", "topical", "scores" (PRIORITY_SCORES_FILE), "depth", or a weighted mix
 #: such as "opic:0.7,depth:0.3".
-PRIORITIZER = "bfs"
+PRIORITIZER: prioritizer = "bfs"
 #: Known scores for the "scores" ordering: JSON {url: score} or lines "url<TAB>score" (say, a
 #: previous crawl's PageRank).
-PRIORITY_SCORES_FILE = ""
+PRIORITY_SCORES_FILE: text = ""
 #: The importance state (OPIC cash, in-links, site sizes) is saved beside the frontier's
 #: journal (JOBDIR) this often, and when the crawl stops.
-ORDERING_SAVE_SECONDS = 60.0
+ORDERING_SAVE_SECONDS: number(float, 0, inclusive=False) = 60.0
 #: Topical crawling: the topic as a query (also -a topic=...), or a file of example pages
 #: (paragraphs separated by blank lines).
-TOPIC = ""
-TOPIC_FILE = ""
+TOPIC: text = ""
+#: A file of example pages for topical crawling (see TOPIC).
+TOPIC_FILE: readable_file = ""
 #: How relevance is judged: "tfidf" (a TF-IDF profile of the topic) or "embedding" (WordLlama
 #: sentence embeddings, shipped inside its PyPI wheel and loaded offline).
-TOPICAL_MODEL = "tfidf"
+TOPICAL_MODEL: choice("tfidf", "embedding") = "tfidf"
 #: A page is relevant from this cosine with the topic (the harvest rate counts them); 0: the
 #: model's own (0.1 for tfidf, 0.3 for embedding).
-TOPICAL_THRESHOLD = 0.0
+TOPICAL_THRESHOLD: number(float, 0) = 0.0
 #: A link's score: this share of its page's relevance, the rest its anchor text's.
-TOPICAL_INHERIT = 0.5
+TOPICAL_INHERIT: unit_interval = 0.5
 #: Links are followed through at most this many irrelevant pages in a row (a relevant page can
 #: sit behind irrelevant ones); past it, only links whose anchor is relevant.
-TOPICAL_TUNNEL = 1
+TOPICAL_TUNNEL: number(int, 0) = 1
 #: A focused crawl fetches off-topic links (the last level) only when no on-topic URL is left
 #: to fetch, not whenever the on-topic hosts must rest: fewer pages wasted, a slower crawl.
-TOPICAL_FOCUS = True
+TOPICAL_FOCUS: boolean = True
 #: ... but off-topic links wait at most this many seconds in a row for on-topic ones: an
 #: on-topic host that is parked (HOST_PARK_FOR) or suspended must not stall the crawl.
-TOPICAL_FOCUS_WAIT = 60.0
+TOPICAL_FOCUS_WAIT: number(float, 0) = 60.0
 #: The operator's opt-out list: one host, domain or URL prefix a line; re-read when it changes.
 #: In the distributed profile the Redis set <REDIS_PREFIX>:opt_out is read too.
-OPT_OUT_FILE = ""
-OPT_OUT_RELOAD_SECONDS = 5.0
+OPT_OUT_FILE: text = ""
+#: How often the opt-out list is checked for changes.
+OPT_OUT_RELOAD_SECONDS: number(float, 0, inclusive=False) = 5.0
 #: Politeness key: "host" (default), "domain" (registrable domain, approximate) or
 #: "ip" (the host's resolved address: hosts sharing a server share its politeness).
-FRONTIER_KEY = "host"
+FRONTIER_KEY: choice("host", "domain", "ip") = "host"
 #: Back queues kept active; 0 means 3 x CONCURRENT_REQUESTS (Mercator). More are
 #: activated when no active host is due, up to FRONTIER_MAX_ACTIVE_KEYS.
-FRONTIER_ACTIVE_KEYS = 0
-FRONTIER_MAX_ACTIVE_KEYS = 10_000
+FRONTIER_ACTIVE_KEYS: number(int, 0) = 0
+FRONTIER_MAX_ACTIVE_KEYS: number(int, 1) = 10_000
 #: Queues keep this many entries at each end in memory and spill the middle to disk
 #: (a front-tier queue, and a back queue of one active key). 0 keeps everything in memory.
-FRONTIER_FRONT_BUFFER = 1024
-FRONTIER_BACK_BUFFER = 8
+FRONTIER_FRONT_BUFFER: number(int, 0) = 1024
+FRONTIER_BACK_BUFFER: number(int, 0) = 8
 #: Where spilled queue segments go ("" = JOBDIR/frontier/spill, or a temporary
 #: directory without JOBDIR). Scratch space: wiped on start, removed on close.
-FRONTIER_SPILL_DIR = ""
+FRONTIER_SPILL_DIR: text = ""
 #: Spill segment file size in bytes; a segment is deleted once fully read back.
-FRONTIER_SEGMENT_BYTES = 67_108_864
+FRONTIER_SEGMENT_BYTES: number(int, 4096) = 67_108_864
 #: URL-seen Bloom filter: URLs before it grows (size it to the crawl), and its
 #: false-positive rate (the whole chain stays below it as it grows).
-URLSEEN_CAPACITY = 1_000_000
-URLSEEN_ERROR_RATE = 0.001
-CONCURRENT_REQUESTS = 64
+URLSEEN_CAPACITY: number(int, 1000) = 1_000_000
+URLSEEN_ERROR_RATE: number(float, 0, inclusive=False) = 0.001
+#: Requests in flight across all hosts (each host still gets one at a time).
+CONCURRENT_REQUESTS: number(int, 1) = 64
 #: A safety net only: the frontier never hands out two requests for one host.
-CONCURRENT_REQUESTS_PER_DOMAIN = 1
+CONCURRENT_REQUESTS_PER_DOMAIN: number(int, 1) = 1
 #: Scrapy's slot delays stay off: politeness lives in the frontier, in one place.
-DOWNLOAD_DELAY = 0
-DOWNLOAD_DELAY_JITTER = 0
+DOWNLOAD_DELAY: number(float, 0) = 0
+#: Scrapy's jitter on its slot delay: off with the delay.
+DOWNLOAD_DELAY_JITTER: number(float, 0) = 0
 
 # -- downloads ---------------------------------------------------------------
 #: Address ranges (CIDR) that may be fetched although not public. By default loopback,
 #: private, link-local (169.254.169.254, cloud metadata), multicast and reserved
 #: addresses are refused, after DNS and on every redirect. The sandbox profile allows loopback.
-ADDRESS_ALLOWLIST: list[str] = []
-DOWNLOADER_MIDDLEWARES = {
+ADDRESS_ALLOWLIST: cidr_list = []
+#: Address safety first, then robots.txt, politeness feedback, page parsing and the render decision.
+DOWNLOADER_MIDDLEWARES: components = {
     # First: refuse internal addresses before anything (robots.txt included) connects.
     "crawlproj.politeness.address_safety.AddressSafetyMiddleware": 50,
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
@@ -205,71 +228,79 @@ DOWNLOADER_MIDDLEWARES = {
 }
 #: DNS: answers are cached for DNSCACHE_TTL seconds; one lookup may take DNS_TIMEOUT.
 #: Process-level, like HOST_RESOLVE: give them in settings or with -s.
-DNSCACHE_TTL = 3600.0
-DNS_TIMEOUT = 20
-DOWNLOAD_TIMEOUT = 30
-DOWNLOAD_MAXSIZE = 16 * 1024 * 1024  # endless bodies are cut and counted, not buffered
-DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
+DNSCACHE_TTL: number(float, 0) = 3600.0
+DNS_TIMEOUT: number(float, 0, inclusive=False) = 20
+#: Seconds before a download is given up on (counted as a timeout: it slows the host down).
+DOWNLOAD_TIMEOUT: number(float, 0, inclusive=False) = 30
+#: Bodies longer than this are cut and counted, never buffered whole; warned about from DOWNLOAD_WARNSIZE.
+DOWNLOAD_MAXSIZE: number(int, 0) = 16 * 1024 * 1024  # endless bodies are cut and counted, not buffered
+DOWNLOAD_WARNSIZE: number(int, 0) = 4 * 1024 * 1024
 #: Scrapy stops sending requests while its scraper holds more response bytes than this.
 #: Scrapy's 5 MB let one large page (a 5.8 MB manual) stop every host for the second it
 #: took to process; above DOWNLOAD_MAXSIZE, a single page never does.
-SCRAPER_SLOT_MAX_ACTIVE_SIZE = 24 * 1024 * 1024
-REDIRECT_MAX_TIMES = 10
+SCRAPER_SLOT_MAX_ACTIVE_SIZE: number(int, 0) = 24 * 1024 * 1024
+#: Redirects followed for one URL; a loop ends here and is stored as a fetch error.
+REDIRECT_MAX_TIMES: number(int, 0) = 10
 #: Keep non-2xx responses: their status is part of the archive.
 #: A host's robots.txt is fetched again after this many seconds (seed 004: 24 h drew
 #: complaints, 6 h did not). A 5xx or unreachable robots.txt is asked again sooner.
-ROBOTSTXT_TTL = 6 * 3600.0
-ROBOTSTXT_ERROR_TTL = 1800.0
+ROBOTSTXT_TTL: number(float, 0) = 6 * 3600.0
+#: Seconds before a robots.txt that failed (5xx, unreachable) is asked again.
+ROBOTSTXT_ERROR_TTL: number(float, 0) = 1800.0
 #: Seed the crawl with the sitemaps a robots.txt lists (Sitemap: lines), in scope only.
-ROBOTSTXT_SITEMAPS = False
-HTTPERROR_ALLOW_ALL = True
-COOKIES_ENABLED = False
-TELNETCONSOLE_ENABLED = False
+ROBOTSTXT_SITEMAPS: boolean = False
+#: Error responses (4xx, 5xx) reach the spider: they are stored, and the frontier learns from them.
+HTTPERROR_ALLOW_ALL: boolean = True
+COOKIES_ENABLED: boolean = False
+TELNETCONSOLE_ENABLED: boolean = False
 #: Scrapy 2.19's remote-control extension opens a second server in every crawl process, from
 #: which anyone holding its token (left in a file under the home directory, even after a kill -9)
 #: can run any Python. Off: crawlproj's dashboard is the way to watch and steer a crawl.
-REMOTE_CONTROL_ENABLED = False
-LOG_LEVEL = "INFO"
+REMOTE_CONTROL_ENABLED: boolean = False
+#: Scrapy's log level.
+LOG_LEVEL: choice("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL") = "INFO"
 
 # -- JavaScript rendering (scrapy-playwright, the system Chromium) ------------
 #: auto: fetch statically, render only pages whose HTML needs JavaScript (and hosts whose
 #: pages keep needing it, directly); always: render every page; never: no browser at all.
-RENDER_MODE = "auto"
+RENDER_MODE: choice("auto", "always", "never") = "auto"
 #: The browser; empty: /usr/bin/chromium, then chromium on PATH. Never a Playwright download.
-CHROMIUM_PATH = ""
+CHROMIUM_PATH: chromium = ""
 #: Pages open in the browser at once (each costs tens of MB).
-RENDER_MAX_PAGES = 4
+RENDER_MAX_PAGES: number(int, 1) = 4
 #: Seconds for the navigation itself, and for the whole render (page closed after either).
-RENDER_NAVIGATION_TIMEOUT = 30.0
-RENDER_TIMEOUT = 60.0
+RENDER_NAVIGATION_TIMEOUT: number(float, 0, inclusive=False) = 30.0
+#: Seconds for the whole render, navigation included.
+RENDER_TIMEOUT: number(float, 0, inclusive=False) = 60.0
 #: The DOM is read once no sub-request has been pending for this many seconds (a fetch()
 #: started by a script is waited for), or after RENDER_IDLE_TIMEOUT at most.
-RENDER_IDLE_SECONDS = 0.3
-RENDER_IDLE_TIMEOUT = 10.0
+RENDER_IDLE_SECONDS: number(float, 0) = 0.3
+RENDER_IDLE_TIMEOUT: number(float, 0) = 10.0
 #: A fresh browser context after this many pages (bounds the browser's memory). 0: never.
-RENDER_CONTEXT_MAX_PAGES = 100
+RENDER_CONTEXT_MAX_PAGES: number(int, 0) = 100
 #: Browser requests of these Playwright resource types are blocked (never reach the server).
-RENDER_BLOCK_RESOURCE_TYPES = ["image", "media", "font", "stylesheet", "texttrack", "eventsource",
+RENDER_BLOCK_RESOURCE_TYPES: string_list = ["image", "media", "font", "stylesheet", "texttrack", "eventsource",
                                "websocket", "manifest", "ping", "other"]
 #: Let a rendered page fetch from other hosts. Off: those requests would bypass the
 #: frontier's one-request-per-host rule for the other host.
-RENDER_OTHER_HOSTS = False
+RENDER_OTHER_HOSTS: boolean = False
 #: Detection on the static HTML: "little text" is fewer than RENDER_MIN_TEXT visible
 #: characters, "few links" fewer than RENDER_MIN_LINKS, "much script" RENDER_SCRIPT_RATIO x the text.
-RENDER_MIN_TEXT = 200
-RENDER_MIN_LINKS = 3
-RENDER_SCRIPT_RATIO = 4.0
+RENDER_MIN_TEXT: number(int, 0) = 200
+RENDER_MIN_LINKS: number(int, 0) = 3
+RENDER_SCRIPT_RATIO: number(float, 0) = 4.0
 #: A host switches to direct rendering after this many pages in a row needed it, and back.
-RENDER_HOST_SWITCH = 3
+RENDER_HOST_SWITCH: number(int, 1) = 3
 
 # -- storage -----------------------------------------------------------------
 #: Where pages, links, hosts and errors go. sqlite:///relative/path or sqlite:////absolute/path.
-STORE_URI = "sqlite:///data/crawl.db"
+STORE_URI: store_uri = "sqlite:///data/crawl.db"
 #: Rows per transaction; the store never commits one row at a time.
-STORE_BATCH_SIZE = 200
+STORE_BATCH_SIZE: number(int, 1) = 200
 #: Seconds between flushes of a partial batch; a kill -9 loses at most this much work.
-STORE_FLUSH_INTERVAL = 2.0
-ITEM_PIPELINES = {
+STORE_FLUSH_INTERVAL: number(float, 0, inclusive=False) = 2.0
+#: Near-duplicates, revisit state, WARC, then the store, in that order.
+ITEM_PIPELINES: components = {
     "crawlproj.content.pipeline.NearDuplicatePipeline": 300,
     "crawlproj.revisit.pipeline.RevisitPipeline": 400,
     "crawlproj.store.archive.ArchivePipeline": 500,
@@ -278,189 +309,192 @@ ITEM_PIPELINES = {
 
 # -- content: near-duplicates and the WARC archive ---------------------------
 #: Check every HTML page's main text against the stored pages (exact, then MinHash LSH).
-NEAR_DUPLICATES_ENABLED = True
+NEAR_DUPLICATES_ENABLED: boolean = True
 #: Estimated Jaccard similarity of word (or, for CJK text, character) 5-gram shingles
 #: from which a page is a near-duplicate.
-NEAR_DUPLICATES_THRESHOLD = 0.8
+NEAR_DUPLICATES_THRESHOLD: fraction = 0.8
 #: MinHash permutations: more estimate the Jaccard better and cost time and 4 bytes each a page.
-NEAR_DUPLICATES_NUM_PERM = 128
+NEAR_DUPLICATES_NUM_PERM: number(int, 16) = 128
 #: Pages with fewer shingles than this are never matched (too little text to judge).
-NEAR_DUPLICATES_MIN_SHINGLES = 10
+NEAR_DUPLICATES_MIN_SHINGLES: number(int, 1) = 10
 #: The signature reads at most this many characters of a page's main text (the exact-duplicate
 #: hash reads all of it): tens of thousands of shingles judge a Jaccard as well as millions, and
 #: a page of megabytes of text would otherwise hold the crawl for seconds and cost hundreds of MB.
 #: 0: no limit.
-NEAR_DUPLICATES_MAX_CHARS = 200_000
+NEAR_DUPLICATES_MAX_CHARS: number(int, 0) = 200_000
 
 # -- the page budget: what one page may cost (crawlproj.content.budget) -----------
 #: A page is parsed (and its main text read) up to where it first nests deeper than this;
 #: the rest is left out and counted (crawlproj/over_budget/depth). Parsers are superlinear in
 #: nesting: 24,000 unclosed <div> took lexbor 0.9 s. Real pages nest 10-70 deep; Blink stops at 512.
-PAGE_MAX_DEPTH = 1024
+PAGE_MAX_DEPTH: number(int, 16) = 1024
 #: ... and up to its this-many-th element (crawlproj/over_budget/elements). Node.js's one-page
 #: manual, 6 MB, has 119,000.
-PAGE_MAX_ELEMENTS = 250_000
+PAGE_MAX_ELEMENTS: number(int, 100) = 250_000
 #: A page nested deeper than this gets its visible text as main text (linear time) instead of
 #: main-content scoring, which walks each node's text once per ancestor (6,000 levels: 2.2 s).
-MAIN_TEXT_MAX_DEPTH = 256
+MAIN_TEXT_MAX_DEPTH: number(int, 1) = 256
 #: HTML pages of at least this many bytes are parsed, and their main text extracted, in a
 #: page thread (the parsers release the GIL), so that no page holds the reactor. 0: every
 #: page. Measured polite on real pages (60 s, 5 sites), the mean gap past the interval was
 #: 20-25 ms with only pages of 128 KiB and more sent, 18-23 ms from 16 KiB, 14-18 ms for all.
-PAGE_THREAD_MIN_BYTES = 0
+PAGE_THREAD_MIN_BYTES: number(int, 0) = 0
 #: Python's GIL switch interval while page threads run: the longest the reactor waits for the
 #: GIL when a page thread holds it (Python's default is 5 ms). 0: left as it is.
-PAGE_THREAD_SWITCH_INTERVAL = 0.001
+PAGE_THREAD_SWITCH_INTERVAL: number(float, 0) = 0.001
 #: Page threads; 0 does all per-page work on the reactor's thread.
-PAGE_THREADS = 1
+PAGE_THREADS: number(int, 0) = 1
 #: Work on one page in a page thread is given up on after this many seconds; the page is
 #: stored with what could be extracted (budget/timeout/parse, budget/timeout/main_text).
-PAGE_STAGE_TIMEOUT = 20.0
+PAGE_STAGE_TIMEOUT: number(float, 0, inclusive=False) = 20.0
 #: The reactor's stalls are measured by a tick this often (0: not measured); a stall of
 #: STALL_WARN seconds or more is logged and counted (reactor/stalls, reactor/max_stall_seconds).
-STALL_TICK = 0.05
-STALL_WARN = 1.0
+STALL_TICK: number(float, 0) = 0.05
+STALL_WARN: number(float, 0, inclusive=False) = 1.0
 #: Archive the content of duplicates too (by default they are recorded, not archived).
-NEAR_DUPLICATES_KEEP_CONTENT = False
+NEAR_DUPLICATES_KEEP_CONTENT: boolean = False
 #: "local": the index in memory, persisted in SQLite; "redis": shared by every worker in
 #: REDIS_URL (the distributed profile's choice).
-NEAR_DUPLICATES_BACKEND = "local"
+NEAR_DUPLICATES_BACKEND: choice("local", "redis") = "local"
 #: Where the index persists; empty: beside the store (data/crawl.db -> data/crawl.near_duplicates.db).
-NEAR_DUPLICATES_INDEX = ""
+NEAR_DUPLICATES_INDEX: text = ""
 #: Archive every fetched page as WARC/1.1 (request + response records, per-record gzip).
-WARC_ENABLED = True
+WARC_ENABLED: boolean = True
 #: Directory of the WARC files; empty: warc/ beside the store database.
-WARC_DIR = ""
-WARC_PREFIX = "crawlproj"
+WARC_DIR: text = ""
+#: WARC file names start with this ({worker} is replaced in the distributed profile).
+WARC_PREFIX: non_empty = "crawlproj"
 #: A WARC file is closed and a new one started once it passes this many bytes.
-WARC_MAX_BYTES = 1 << 30
+WARC_MAX_BYTES: number(int, 4096) = 1 << 30
 
 # -- distributed crawling (the distributed profile) ---------------------------
 #: The Redis holding the shared frontier, the URL-seen filter and the start URLs.
-REDIS_URL = "redis://127.0.0.1:6379/0"
+REDIS_URL: redis_url = "redis://127.0.0.1:6379/0"
 #: Prefix of every key of this crawl: two crawls on one Redis need two prefixes.
-REDIS_PREFIX = "crawlproj"
+REDIS_PREFIX: non_empty = "crawlproj"
 #: Hosts are split into this many partitions by hash; workers lease their share of them.
-FRONTIER_PARTITIONS = 64
+FRONTIER_PARTITIONS: number(int, 1) = 64
 #: Due hosts one script call takes from Redis (one round trip serves this many requests).
-REDIS_POP_BATCH = 16
+REDIS_POP_BATCH: number(int, 1) = 16
 #: A worker with nothing due asks Redis again after this many seconds (other workers push into
 #: its partitions without telling it).
-REDIS_POLL_SECONDS = 0.25
+REDIS_POLL_SECONDS: number(float, 0, inclusive=False) = 0.25
 #: Every worker takes due hosts from every partition, not only its share: for a few workers on one
 #: machine (WORKERS), so that a host's pages go to whichever worker is free. Each pop then reads
 #: every partition: leave it off for many workers.
-REDIS_SHARED_PARTITIONS = False
+REDIS_SHARED_PARTITIONS: boolean = False
 #: A host in flight is leased to its worker for HOST_LEASE seconds (longer than any fetch).
-HOST_LEASE = 300.0
+HOST_LEASE: number(float, 0, inclusive=False) = 300.0
 #: A worker renews itself every WORKER_HEARTBEAT s; silent for WORKER_TTL s it is dead and its
 #: hosts and unfinished requests go back to the frontier. Partitions are leased for PARTITION_LEASE s.
-WORKER_HEARTBEAT = 2.0
-WORKER_TTL = 15.0
-PARTITION_LEASE = 30.0
+WORKER_HEARTBEAT: number(float, 0, inclusive=False) = 2.0
+WORKER_TTL: number(float, 0, inclusive=False) = 15.0
+PARTITION_LEASE: number(float, 0, inclusive=False) = 30.0
 #: This worker's name (empty: host-pid-random, new each run). "{worker}" in STORE_URI,
 #: WARC_PREFIX, WARC_DIR, NEAR_DUPLICATES_INDEX and REVISIT_DB is replaced by it.
-WORKER_ID = ""
+WORKER_ID: text = ""
 #: A worker with nothing to do in the whole shared frontier waits this many seconds for
 #: seeds (`scrapy seed`) before it exits; 0: it exits at once.
-WORKER_IDLE_TIMEOUT = 0.0
+WORKER_IDLE_TIMEOUT: number(float, 0) = 0.0
 #: Crawl processes on this machine: one uses one core. Above 1, `scrapy crawl` starts a local
 #: redis-server (its data kept beside the store, so a rerun resumes), runs this many workers of
 #: a distributed crawl over it, and merges their shards into STORE_URI when they end.
-WORKERS = 1
+WORKERS: number(int, 1) = 1
 #: `scrapy seed FILE` pushes start URLs to this Redis list; workers read it while crawling.
-REDIS_START_URLS_KEY = "{prefix}:start_urls"
+REDIS_START_URLS_KEY: non_empty = "{prefix}:start_urls"
 
 # -- incremental re-crawling (Tamura & Kitsuregawa, seed 001) ---------------
 #: Keep every fetched URL's change history and next due time (the long-term revisit queue).
-REVISIT_ENABLED = True
+REVISIT_ENABLED: boolean = True
 #: "off": crawl once; "incremental": crawl continuously, revisiting known URLs as they fall
 #: due while discovering new ones (also -a mode=incremental, or PROFILE=incremental).
-REVISIT_MODE = "off"
+REVISIT_MODE: choice("off", "incremental") = "off"
 #: Where the long-term queue lives: "sqlite" (REVISIT_DB) or "redis" (REDIS_URL, partitioned by
 #: host hash like the frontier: the distributed profile's choice).
-REVISIT_BACKEND = "sqlite"
+REVISIT_BACKEND: choice("sqlite", "redis") = "sqlite"
 #: The long-term queue's SQLite file; empty: beside the store (data/crawl.db -> data/crawl.revisit.db).
-REVISIT_DB = ""
+REVISIT_DB: text = ""
 #: Crawl-clock seconds per real second. Revisit times below are on the crawl clock; only a
 #: simulation (the sandbox's --time-scale) sets anything but 1.
-REVISIT_TIME_SCALE = 1.0
+REVISIT_TIME_SCALE: number(float, 0, inclusive=False) = 1.0
 #: "budget": each page gets the freshness-optimal share of the revisit budget for its
 #: estimated change rate (Cho & Garcia-Molina; bench/revisit_sim.py); "estimate": eq. (3)'s
 #: mean change interval times REVISIT_FACTOR (the paper's rule).
-REVISIT_SCHEDULE = "budget"
+REVISIT_SCHEDULE: choice("budget", "estimate") = "budget"
 #: Revisit intervals stay within [REVISIT_MIN_INTERVAL, REVISIT_MAX_INTERVAL] seconds (at most
 #: 400 days; longer ones are redrawn uniformly in 300-400 days). The first revisit comes
 #: uniformly at random within REVISIT_FIRST_INTERVAL [low, high] seconds.
-REVISIT_MIN_INTERVAL = 3600.0
-REVISIT_MAX_INTERVAL = 400 * 86400.0
-REVISIT_FIRST_INTERVAL = [86400.0, 7 * 86400.0]
+REVISIT_MIN_INTERVAL: number(float, 0, inclusive=False) = 3600.0
+REVISIT_MAX_INTERVAL: revisit_range = 400 * 86400.0
+REVISIT_FIRST_INTERVAL: interval_pair = [86400.0, 7 * 86400.0]
 #: Where eq. (3) has no estimate: never changed multiplies the last interval by REVISIT_BACKOFF,
 #: always changed by REVISIT_SHRINK. The estimate schedule uses REVISIT_FACTOR x 1/lambda.
-REVISIT_BACKOFF = 2.0
-REVISIT_SHRINK = 0.5
-REVISIT_FACTOR = 1.0
+REVISIT_BACKOFF: number(float, 1) = 2.0
+REVISIT_SHRINK: fraction_or_one = 0.5
+REVISIT_FACTOR: number(float, 0, inclusive=False) = 1.0
 #: The budget schedule spends REVISIT_BUDGET revisits per day; 0: REVISIT_SHARE of the
 #: servers' polite capacity (the rest is left to discovery). Replanned every
 #: REVISIT_REPLAN_SECONDS (real) from up to REVISIT_RATE_SAMPLE estimated rates.
-REVISIT_BUDGET = 0.0
+REVISIT_BUDGET: number(float, 0) = 0.0
 #: ...but a page is never revisited before it has changed with this probability, so an
 #: ample budget is not spent on pages that rarely change.
-REVISIT_MIN_CHANGE = 0.1
-REVISIT_SHARE = 0.5
-REVISIT_REPLAN_SECONDS = 60.0
-REVISIT_RATE_SAMPLE = 100_000
+REVISIT_MIN_CHANGE: probability = 0.1
+REVISIT_SHARE: fraction_or_one = 0.5
+REVISIT_REPLAN_SECONDS: number(float, 0) = 60.0
+REVISIT_RATE_SAMPLE: number(int, 100) = 100_000
 #: What counts as a change: "text" (the main text's hash, so ads and timestamps in the
 #: layout are not changes) or "body" (any byte). REVISIT_IGNORE_PATTERNS (regexes) are cut
 #: from the text first, e.g. dates inside the article.
-REVISIT_CHANGE = "text"
-REVISIT_IGNORE_PATTERNS: list[str] = []
+REVISIT_CHANGE: choice("text", "body") = "text"
+REVISIT_IGNORE_PATTERNS: regex_list = []
 #: Revisits send If-None-Match / If-Modified-Since; a 304 is an unchanged visit.
-REVISIT_CONDITIONAL = True
+REVISIT_CONDITIONAL: boolean = True
 #: A server whose schedule asks more than its polite interval allows: "stretch" every interval
 #: in proportion, or "drop" its least valuable (deepest) pages from the revisit queue.
-REVISIT_OVERLOAD = "stretch"
+REVISIT_OVERLOAD: choice("stretch", "drop") = "stretch"
 #: The refresher reads URLs due within REVISIT_HORIZON crawl-clock seconds into memory
 #: (at most REVISIT_SHORT_TERM_MAX), every REVISIT_REFRESH_SECONDS real seconds, and hands
 #: each to the frontier when due. A revisit lost on the way is sent again after
 #: REVISIT_IN_FLIGHT_TIMEOUT real seconds.
-REVISIT_HORIZON = 86400.0
-REVISIT_SHORT_TERM_MAX = 1_000_000
-REVISIT_REFRESH_SECONDS = 1.0
-REVISIT_IN_FLIGHT_TIMEOUT = 3600.0
+REVISIT_HORIZON: number(float, 0, inclusive=False) = 86400.0
+REVISIT_SHORT_TERM_MAX: number(int, 1) = 1_000_000
+REVISIT_REFRESH_SECONDS: number(float, 0, inclusive=False) = 1.0
+REVISIT_IN_FLIGHT_TIMEOUT: number(float, 0, inclusive=False) = 3600.0
 
 # -- the live dashboard (crawlproj.dashboard) --------------------------------
 #: Serve a live page of the crawl from the crawl process.
-DASHBOARD_ENABLED = True
+DASHBOARD_ENABLED: boolean = True
 #: Where it listens: loopback by default (anything else is reachable by others; the token still holds).
-DASHBOARD_HOST = "127.0.0.1"
+DASHBOARD_HOST: non_empty = "127.0.0.1"
 #: Its port; when taken (another crawl), any free port. 0: any free port.
-DASHBOARD_PORT = 6081
+DASHBOARD_PORT: port = 6081
 #: The operator's token (view, pause, resume, stop) and the read-only token (view only). Empty:
 #: a random one each run, logged with the URL. At least 12 characters when set.
-DASHBOARD_TOKEN = ""
-DASHBOARD_READONLY_TOKEN = ""
+DASHBOARD_TOKEN: token = ""
+#: The read-only token (view only); see DASHBOARD_TOKEN.
+DASHBOARD_READONLY_TOKEN: token = ""
 #: Seconds between snapshots pushed to the page.
-DASHBOARD_INTERVAL = 1.0
+DASHBOARD_INTERVAL: number(float, 0.05) = 1.0
 #: The page lists this many hosts (the most recently active).
-DASHBOARD_MAX_HOSTS = 100
+DASHBOARD_MAX_HOSTS: number(int, 1) = 100
 #: Write the dashboard's URLs (with the tokens) as JSON to this file (mode 0600).
-DASHBOARD_URL_FILE = ""
+DASHBOARD_URL_FILE: text = ""
 #: Publish each worker's snapshot to REDIS_URL and show every worker (the distributed profile's choice).
-DASHBOARD_REDIS = False
+DASHBOARD_REDIS: boolean = False
 
 #: Freeze the start-up heap out of the garbage collector's way once the engine starts, and use
 #: GC_THRESHOLDS (generation 0, 1, 2): fewer, shorter collection pauses (crawlproj.gc_tuning).
-GC_TUNING_ENABLED = True
-GC_THRESHOLDS = [50_000, 20, 20]
+GC_TUNING_ENABLED: boolean = True
+GC_THRESHOLDS: int_list = [50_000, 20, 20]
 #: asyncio's selector loop, timing how long it waits for I/O: a fetch's duration then leaves
 #: out, exactly, the time the crawler's own thread was busy (crawlproj.stalls).
-ASYNCIO_EVENT_LOOP = "crawlproj.stalls.IdleTimingEventLoop"
+ASYNCIO_EVENT_LOOP: class_path = "crawlproj.stalls.IdleTimingEventLoop"
 #: Scrapy's check of each callback for a generator's return value: off, because it reads and
 #: parses the spider's source again on every page (its cache misses for bound methods).
-WARN_ON_GENERATOR_RETURN_VALUE = False
+WARN_ON_GENERATOR_RETURN_VALUE: boolean = False
 
 #: If set, write the final crawl stats as JSON to this path.
-STATS_FILE = ""
-EXTENSIONS = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.gc_tuning.GcTuning": 0, "crawlproj.stalls.StallMonitor": 0, "crawlproj.revisit.refresher.Refresher": 100,
+STATS_FILE: text = ""
+#: Stats file, gc tuning, stall monitor, the refresher, Redis seeds and the dashboard.
+EXTENSIONS: components = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.gc_tuning.GcTuning": 0, "crawlproj.stalls.StallMonitor": 0, "crawlproj.revisit.refresher.Refresher": 100,
               "crawlproj.distributed.seeds.RedisSeeds": 200, "crawlproj.dashboard.extension.Dashboard": 300}

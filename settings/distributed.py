@@ -3,7 +3,7 @@
 Set ``REDIS_URL`` (``-s REDIS_URL=redis://host:6379/0``). Each worker process writes its
 own SQLite and WARC shard, named after its ``WORKER_ID``; ``scrapy merge`` reads them
 together. Redis must persist (``appendonly yes``) and must not evict
-(``maxmemory-policy noeviction``): see the README.
+(``maxmemory-policy noeviction``): see docs/distributed.md.
 """
 
 SCHEDULER = "crawlproj.distributed.scheduler.DistributedScheduler"
