@@ -305,3 +305,12 @@ def test_backlinks_and_site_sizes_are_shared_by_the_workers(redis_server):
     sa.take(6, "new.test", {})  # found and taken before any flush: the site has nothing waiting
     sa.flush()
     assert client.hget("t:sites", "new.test") is None
+
+
+def test_both_frontiers_declare_the_frontier_protocol(redis_server):
+    from crawlproj.frontier.protocol import Frontier
+    from crawlproj.frontier.tiers import TwoTierFrontier
+
+    local, shared = TwoTierFrontier(), frontier(redis_server, "w-protocol")
+    assert isinstance(local, Frontier) and isinstance(shared, Frontier)
+    assert local.reprioritises and not shared.reprioritises  # Redis keeps a URL's level as pushed

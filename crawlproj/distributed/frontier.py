@@ -40,11 +40,16 @@ def partition_of(key: Hashable, partitions: int) -> int:
 
 
 class RedisFrontier:
-    """One worker's view of the shared frontier (see the module docstring)."""
+    """One worker's view of the shared frontier (see the module docstring), a
+    :class:`~crawlproj.frontier.protocol.Frontier` that keeps each URL at the level it
+    was pushed at."""
+
+    reprioritises = False
+    hold_expired = 0
 
     def __init__(self, client: redis.Redis, prefix: str, worker: str, partitions: int = 64, levels: int = 8,
                  batch: int = 16, lease_seconds: float = 120.0, worker_ttl: float = 15.0,
-                 poll_seconds: float = 0.25, shared: bool = False, clock=time.monotonic) -> None:
+                 poll_seconds: float = 0.25, shared: bool = False, clock=time.monotonic, group_cap: int = 0) -> None:
         self.r = client
         self.prefix, self.worker, self.partitions, self.levels = prefix, worker, partitions, levels
         self.batch, self.lease_ms = batch, int(lease_seconds * 1000)
@@ -69,7 +74,7 @@ class RedisFrontier:
         self.in_flight: dict[Hashable, float] = {}
         self.next_allowed: dict[Hashable, float] = {}
         self.back: dict = {}
-        self.group_cap = 0
+        self.group_cap = group_cap
         self._groups: dict[Hashable, Hashable] = {}
 
     # -- clocks: the scheduler's monotonic seconds, Redis's wall-clock ms ------------

@@ -42,8 +42,7 @@ class DistributedScheduler(FrontierScheduler):
             partitions=s.getint("FRONTIER_PARTITIONS"), levels=s.getint("FRONTIER_LEVELS"),
             batch=s.getint("REDIS_POP_BATCH"), lease_seconds=s.getfloat("HOST_LEASE"),
             worker_ttl=s.getfloat("WORKER_TTL"), poll_seconds=s.getfloat("REDIS_POLL_SECONDS"),
-            shared=s.getbool("REDIS_SHARED_PARTITIONS"), clock=self.clock)
-        self.frontier.group_cap = self.per_ip
+            shared=s.getbool("REDIS_SHARED_PARTITIONS"), clock=self.clock, group_cap=self.per_ip)
         # Importance state must follow a URL to whichever worker fetches it: a hash for all of them.
         for component, _ in self.prioritizer.components:
             if component.name in SHARED:

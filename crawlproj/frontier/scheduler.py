@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import pickle
 import random
 import tempfile
 import time
@@ -23,28 +22,22 @@ from scrapy import signals
 from twisted.internet import task
 
 from .. import signals as crawl_signals
+from ..ordering.persistence import OrderingSnapshots
 from ..ordering.prioritizer import build_prioritizer
 from ..politeness import feedback
-from ..politeness.interval import HostWindow, IntervalPolicy
+from ..politeness.hosts import HELD, Hold, HostPoliteness
+from ..politeness.keys import PolitenessKeys, Ready
 from ..politeness.opt_out import OptOutSource
 from ..stalls import ReactorLag, loop_busy_seconds
 from .entry import request_entry
+from .figures import RuleCounts, frontier_figures
 from .journal import FrontierJournal, Record, fingerprint
+from .protocol import Frontier
 from .spill import SegmentStore, spill_factory
 from .tiers import TwoTierFrontier
 from .urlseen import key_of, url_key
 
 logger = logging.getLogger(__name__)
-
-
-def host_key(host: str, mode: str = "host") -> str:
-    """The politeness key of a host: itself, or its registrable domain (approximate)."""
-    if mode == "domain":
-        labels = host.split(".")
-        # Two-level public suffixes such as co.jp and ac.uk keep three labels.
-        keep = 3 if len(labels) >= 3 and len(labels[-2]) <= 3 and len(labels[-1]) == 2 else 2
-        return ".".join(labels[-keep:])
-    return host
 
 
 class FrontierScheduler(BaseScheduler):
@@ -62,29 +55,15 @@ class FrontierScheduler(BaseScheduler):
         self.crawler = crawler
         self.stats = crawler.stats
         self.df = dupefilter
-        self.policy = IntervalPolicy.from_settings(s)
-        self.window_size = s.getint("WASEDA_WINDOW")
-        self.waseda_min_bytes = s.getint("WASEDA_MIN_BYTES")
-        self.backoff_statuses = {int(x) for x in s.getlist("BACKOFF_STATUSES")}
-        self.backoff_default = s.getfloat("BACKOFF_DEFAULT")
-        self.backoff_max = s.getfloat("BACKOFF_MAX")
-        self._windows: dict[str, HostWindow] = {}  # key -> its last fetches (Waseda)
+        self.hosts = HostPoliteness.from_settings(s)  # each key's intervals and holds (pure)
+        self.rules = self.hosts.rules  # key -> the rule that set its current rest
         # id(request) -> (raw outcome, handler seconds, when the download handler returned)
         self._observed: dict[int, tuple[Any, float | None, float | None]] = {}
-        self.rules: dict[str, str] = {}  # key -> the rule that set its current interval
-        self.intervals: dict[str, Any] = {}  # key -> its last Interval (with every rule's part)
-        self._rules_published: set[str] = set()
+        self._rule_counts = RuleCounts()
         self.retry_base = s.getfloat("RETRY_BACKOFF_BASE")
         self.retry_max = s.getfloat("RETRY_BACKOFF_MAX")
-        self.park_after = s.getint("HOST_PARK_AFTER")
-        self.park_for = s.getfloat("HOST_PARK_FOR")
-        self._failures: dict[str, int] = {}  # key -> fetches failed in a row
         self.max_pages_per_host = s.getint("MAX_PAGES_PER_HOST")
         self.per_ip = s.getint("PER_IP_CONCURRENCY")
-        self.suspend_after = (s.getfloat("SUSPEND_AFTER_SECONDS"), s.getint("SUSPEND_AFTER_PAGES"))
-        self.suspend_for = s.getfloat("SUSPEND_FOR")
-        self.keepalive_pause = s.getfloat("KEEPALIVE_CLOSE_PAUSE")
-        self._sessions: dict[str, list[float]] = {}  # key -> [start, pages, last fetch] of its continuous crawl
         self._admitted: Counter[str] = Counter()  # host -> new URLs admitted (the per-site cap)
         self.rng = random.Random()
         levels = s.getint("FRONTIER_LEVELS")
@@ -92,28 +71,21 @@ class FrontierScheduler(BaseScheduler):
         jobdir = s.get("JOBDIR")
         self.journal = self._build_journal(jobdir)
         self.spill: SegmentStore | None = None
-        self.frontier = self._build_frontier(s, levels, active)
         self.prioritizer = build_prioritizer(s, levels)
-        self._ordering_path = os.path.join(jobdir, "frontier", "ordering.pickle") if jobdir else None
-        self._ordering_saved = time.monotonic()
+        self.frontier: Frontier = self._build_frontier(s, levels, active)
+        self.ordering = OrderingSnapshots(self.prioritizer, jobdir, s.getfloat("ORDERING_SAVE_SECONDS"))
         self.opt_out = OptOutSource(s.get("OPT_OUT_FILE"), *self._opt_out_redis(s))
         self.opt_out_every = s.getfloat("OPT_OUT_RELOAD_SECONDS")
-        self.ordering_save_every = s.getfloat("ORDERING_SAVE_SECONDS")
         self._opt_out_read = float("-inf")
         self._opted_out_hosts: set[str] = set()
         self._promoting = False  # set in open(), once the frontier is known
-        self.key_mode = s.get("FRONTIER_KEY")
-        self._ips: dict[str, str] = {}  # FRONTIER_KEY = "ip": host -> address (or the host, if unresolvable)
-        self._awaiting_dns: dict[str, list[tuple[int, dict]]] = {}  # host -> (level, entry) parked
-        self._parked = 0
+        self.keys = PolitenessKeys(s.get("FRONTIER_KEY"), self.per_ip)  # host -> key, and address waits
         self.clock = time.monotonic
         self._handed: dict[int, tuple[str, Request]] = {}  # id(request) -> (key, request)
         self._reached: dict[int, float] = {}  # id(request) -> when it reached the downloader
         self._lag = ReactorLag(s.getfloat("STALL_TICK") or 0.05)
         self._held_at: dict[int, float] = {}  # id(request) -> the reactor's held seconds when it reached it
         self._downloaded: dict[int, tuple[float, float]] = {}  # id(request) -> (when the handler returned, lag then)
-        self._crawl_delay: dict[str, float] = {}
-        self._robots_rest: dict[str, float] = {}  # key -> when its robots.txt fetch's rest ends
         self._timer: Any = None
         self._timer_at = float("inf")
         self._stats_loop: task.LoopingCall | None = None
@@ -124,7 +96,7 @@ class FrontierScheduler(BaseScheduler):
         """The resume log in ``JOBDIR/frontier`` (none without a JOBDIR)."""
         return FrontierJournal(os.path.join(jobdir, "frontier")) if jobdir else None
 
-    def _build_frontier(self, s: Any, levels: int, active: int) -> Any:
+    def _build_frontier(self, s: Any, levels: int, active: int) -> Frontier:
         """The local two-tier frontier, its queues' middles spilled to disk."""
         jobdir = s.get("JOBDIR")
         front_buffer, back_buffer = s.getint("FRONTIER_FRONT_BUFFER"), s.getint("FRONTIER_BACK_BUFFER")
@@ -134,9 +106,12 @@ class FrontierScheduler(BaseScheduler):
                 os.path.join(jobdir, "frontier", "spill") if jobdir else tempfile.mkdtemp(prefix="crawlproj-spill-"))
             self.spill = SegmentStore(spill_dir, segment_bytes=s.getint("FRONTIER_SEGMENT_BYTES"))
             extra["queue_factory"] = spill_factory(self.spill, front_buffer, back_buffer)
+        if self.prioritizer.dynamic:  # an entry's level may improve while it waits
+            extra["relevel"] = self._relevel
+        if self.prioritizer.focused and s.getbool("TOPICAL_FOCUS"):  # off-topic links sink to the last level
+            extra.update(hold_level=self.prioritizer.levels - 1, hold_wait=s.getfloat("TOPICAL_FOCUS_WAIT"))
         frontier = TwoTierFrontier(levels=levels, active_target=active, max_active=s.getint("FRONTIER_MAX_ACTIVE_KEYS"),
-                                   bias=s.getfloat("FRONTIER_BIAS"), **extra)
-        frontier.group_cap = self.per_ip
+                                   bias=s.getfloat("FRONTIER_BIAS"), group_cap=self.per_ip, **extra)
         return frontier
 
     def _opt_out_redis(self, s: Any) -> tuple[Any, str]:
@@ -163,19 +138,11 @@ class FrontierScheduler(BaseScheduler):
         sig.connect(self.url_seen_test, signal=crawl_signals.url_seen_test)
         self.df.open()
         self._reload_opt_out()
-        if self._ordering_path and self.prioritizer.dynamic and os.path.exists(self._ordering_path):
-            with open(self._ordering_path, "rb") as fh:
-                restored = self.prioritizer.restore(pickle.load(fh))
+        restored = self.ordering.restore()
+        if restored is not None:
             self.stats.set_value("ordering/restored", restored)
-            logger.info("ordering state restored: %d URLs (%s)", restored, self._ordering_path)
-        # Re-prioritising waiting URLs needs the local frontier (Redis keeps a URL's level as pushed).
-        self._promoting = self.prioritizer.dynamic and hasattr(self.frontier, "relevel")
-        if self._promoting:
-            self.frontier.relevel = self._relevel
-        if self.prioritizer.focused and self.crawler.settings.getbool("TOPICAL_FOCUS") and hasattr(
-                self.frontier, "hold_level"):
-            self.frontier.hold_level = self.prioritizer.levels - 1  # off-topic links sink to the last level
-            self.frontier.hold_wait = self.crawler.settings.getfloat("TOPICAL_FOCUS_WAIT")
+        # Re-prioritising waiting URLs needs a frontier that asks (Redis keeps a URL's level as pushed).
+        self._promoting = self.prioritizer.dynamic and self.frontier.reprioritises
         if self.journal is not None:
             self._resume()
         self._stats_loop = task.LoopingCall(self._update_stats)
@@ -192,7 +159,7 @@ class FrontierScheduler(BaseScheduler):
         if self._timer is not None and self._timer.active():
             self._timer.cancel()
         self._update_stats()
-        self._save_ordering()
+        self.ordering.save()
         self.df.close(reason)
         if self.journal is not None:
             self.journal.close()
@@ -200,10 +167,10 @@ class FrontierScheduler(BaseScheduler):
             self.spill.close()
 
     def has_pending_requests(self) -> bool:
-        return self.frontier.has_pending() or bool(self._parked)
+        return self.frontier.has_pending() or bool(self.keys.waiting)
 
     def __len__(self) -> int:
-        return len(self.frontier) + self._parked
+        return len(self.frontier) + self.keys.waiting
 
     def enqueue_request(self, request: Request) -> bool:
         host = urlparse_cached(request).hostname or ""
@@ -259,17 +226,9 @@ class FrontierScheduler(BaseScheduler):
     def _admit(self, host: str, level: int, entry: dict) -> None:
         """Push an entry under its politeness key, once the host's address is known when the
         key is the IP or the per-IP cap needs it."""
-        if self.key_mode != "ip" and not self.per_ip:
-            self.frontier.push(host_key(host, self.key_mode), entry, level)
-            return
-        ip = self._ips.get(host)
-        if ip is not None:
-            self._push_resolved(host, ip, level, entry)
-            return
-        parked = self._awaiting_dns.setdefault(host, [])
-        parked.append((level, entry))
-        self._parked += 1
-        if len(parked) == 1:
+        ready, resolve = self.keys.admit(host, level, entry)
+        self._push(ready)
+        if resolve:
             from twisted.internet import reactor
 
             # The installed resolver (HOST_RESOLVE pins, Scrapy's DNS cache), off the reactor thread.
@@ -280,22 +239,17 @@ class FrontierScheduler(BaseScheduler):
         self._resolved(host, host)  # key by the name; the fetch itself reports the DNS error
 
     def _resolved(self, address: str, host: str) -> None:
-        self._ips[host] = address
-        for level, entry in self._awaiting_dns.pop(host, []):
-            self._parked -= 1
-            self._push_resolved(host, address, level, entry)
+        self._push(self.keys.resolved(host, address))
         self._wake()
 
-    def _push_resolved(self, host: str, ip: str, level: int, entry: dict) -> None:
-        if self.key_mode == "ip":
-            self.frontier.push(ip, entry, level)
-            return
-        key = host_key(host, self.key_mode)
-        self.frontier.set_group(key, ip)  # the per-IP cap counts keys in flight per address
-        self.frontier.push(key, entry, level)
+    def _push(self, ready: list[Ready]) -> None:
+        for key, group, level, entry in ready:
+            if group is not None:
+                self.frontier.set_group(key, group)
+            self.frontier.push(key, entry, level)
 
     def _key_of_host(self, host: str) -> str:
-        return self._ips.get(host, host) if self.key_mode == "ip" else host_key(host, self.key_mode)
+        return self.keys.key_of(host)
 
     def next_request(self) -> Request | None:
         now = self.clock()
@@ -341,17 +295,6 @@ class FrontierScheduler(BaseScheduler):
         url = entry["url"]
         return self.prioritizer.relevel(fingerprint(key_of(entry["method"], url, entry["body"])), url,
                                         urlsplit(url).hostname or "", entry, level)
-
-    def _save_ordering(self) -> None:
-        """Persist the importance state beside the journal (atomically: a kill -9 leaves the last copy)."""
-        if not (self._ordering_path and self.prioritizer.dynamic):
-            return
-        os.makedirs(os.path.dirname(self._ordering_path), exist_ok=True)
-        partial = self._ordering_path + ".partial"
-        with open(partial, "wb") as fh:
-            pickle.dump(self.prioritizer.state(), fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(partial, self._ordering_path)
-        self._ordering_saved = time.monotonic()
 
     def _reload_opt_out(self) -> None:
         self._opt_out_read = time.monotonic()
@@ -429,62 +372,25 @@ class FrontierScheduler(BaseScheduler):
         if reached is None:
             # Never reached the network (robots.txt said no, or the robots.txt fetch
             # took this visit and sent the request back): only that fetch needs rest.
-            rest = max(self.frontier.next_allowed.get(key, now), self._robots_rest.pop(key, now))
-            self.frontier.release(key, rest)
+            self.frontier.release(key, self.hosts.unfetched(key, self.frontier.next_allowed.get(key, now)))
         else:
             observed, handler_seconds, ended = self._observed.pop(id(request), (result, None, None))
             # The handler's own time when known: the downloader's queues are not the server's doing.
             duration = handler_seconds if handler_seconds is not None else now - reached
-            window = self._windows.get(key)
-            fetch = feedback.sample(observed, duration, self.waseda_min_bytes)
-            if fetch is not None:
-                if window is None:
-                    window = self._windows[key] = HostWindow(self.window_size)
-                window.record(*fetch)
-            backoff = feedback.backoff_seconds(observed, self.backoff_statuses, self.backoff_default,
-                                               self.backoff_max, time.time())
-            if backoff is not None:
-                self.stats.inc_value("frontier/backoffs")
-            interval = self.policy.interval(duration, self._crawl_delay.get(key), window, backoff)
-            self.stats.inc_value(f"frontier/interval_rule/{interval.rule}")
-            self.rules[key] = interval.rule
-            self.intervals[key] = interval
             # The rest runs from the moment the download ended, not from when the middlewares
             # and the page threads are done with the response: the server was idle from then.
-            self.frontier.release(key, (ended if ended is not None else now) + interval.seconds)
-            self._count_failure(key, urlparse_cached(request).hostname or "", observed)
-            self._suspend_if_due(key, now)
-            if self.keepalive_pause and feedback.closed_keepalive(observed):
-                self._keepalive_closed(key, now)
+            verdict = self.hosts.fetched(key, observed, duration, ended if ended is not None else now, now, time.time())
+            self.stats.inc_value(f"frontier/interval_rule/{verdict.interval.rule}")
+            if verdict.backoff:
+                self.stats.inc_value("frontier/backoffs")
+            self.frontier.release(key, verdict.release_at)
+            if verdict.failure is not None:
+                self.stats.inc_value(f"frontier/fetch_failures/{verdict.failure}")
+                self.crawler.signals.send_catch_log(crawl_signals.host_error,
+                                                    host=urlparse_cached(request).hostname or "", kind=verdict.failure)
+            for hold in verdict.holds:
+                self._hold(key, hold)
         self._wake_at(self.frontier.next_due())
-
-    def _suspend_if_due(self, key: str, now: float) -> None:
-        """Rest a host for ``SUSPEND_FOR`` after ``SUSPEND_AFTER_*`` of continuous crawling."""
-        after_seconds, after_pages = self.suspend_after
-        if not (after_seconds or after_pages):
-            return
-        session = self._sessions.get(key)
-        if session is None or now - session[2] > self.suspend_for:  # a rest this long ends a session
-            session = self._sessions[key] = [now, 0, now]
-        session[1] += 1
-        session[2] = now
-        if (after_seconds and now - session[0] >= after_seconds) or (after_pages and session[1] >= after_pages):
-            del self._sessions[key]
-            self._hold(key, now + self.suspend_for, "suspended", "frontier/suspensions")
-
-    def _count_failure(self, key: str, host: str, observed: Any) -> None:
-        """Count a failed attempt for its host; park a key whose last ``HOST_PARK_AFTER`` all failed."""
-        kind = feedback.failure_kind(observed)
-        if kind is None:
-            self._failures.pop(key, None)
-            return
-        self.stats.inc_value(f"frontier/fetch_failures/{kind}")
-        self.crawler.signals.send_catch_log(crawl_signals.host_error, host=host, kind=kind)
-        failures = self._failures[key] = self._failures.get(key, 0) + 1
-        if self.park_after and failures >= self.park_after:
-            self._failures.pop(key)
-            self._hold(key, self.clock() + self.park_for, "parked", "frontier/hosts_parked")
-            logger.warning("host %s parked for %.0f s after %d failures in a row", key, self.park_for, failures)
 
     def _response_downloaded(self, response: Any, request: Request, spider: Spider | None = None) -> None:
         if id(request) in self._handed:
@@ -504,9 +410,12 @@ class FrontierScheduler(BaseScheduler):
                     self.stats.inc_value("frontier/lag_discounted_seconds", round(min(held, seconds), 3))
                     seconds = max(0.0, seconds - held)
             self._observed[id(request)] = (result, seconds, now)
-        elif self.keepalive_pause and feedback.closed_keepalive(result):
+        elif feedback.closed_keepalive(result):
             # robots.txt, fetched from inside a middleware: its closed connection counts too.
-            self._keepalive_closed(self._key_of_host(urlparse_cached(request).hostname or ""), self.clock())
+            key = self._key_of_host(urlparse_cached(request).hostname or "")
+            hold = self.hosts.keepalive_closed(key, self.clock())
+            if hold is not None:
+                self._hold(key, hold)
 
     def _held(self) -> float:
         """Seconds the reactor's thread has been held so far (from any origin): measured by
@@ -514,35 +423,28 @@ class FrontierScheduler(BaseScheduler):
         busy = loop_busy_seconds()
         return busy if busy is not None else self._lag.total
 
-    def _keepalive_closed(self, key: str, now: float) -> None:
-        """The server closed keep-alive: rest the host (seed 004)."""
-        self._hold(key, now + self.keepalive_pause, "keepalive", "frontier/keepalive_pauses")
-
-    def _hold(self, key: str, until: float, rule: str, stat: str) -> None:
-        """Keep ``key`` back until ``until`` beyond its interval, and say why (rule and stat)."""
-        self.frontier.defer(key, until)
-        self.rules[key] = rule
-        self.stats.inc_value(stat)
+    def _hold(self, key: str, hold: Hold) -> None:
+        """Keep ``key`` back beyond its interval, and count why."""
+        self.frontier.defer(key, hold.until)
+        self.stats.inc_value(hold.stat)
+        if hold.rule == "parked":
+            logger.warning("host %s parked for %.0f s after %d failures in a row", key, hold.until - self.clock(),
+                           self.hosts.park_after)
 
     def _robots_fetched(self, host: str, status: int | None, crawl_delay: float | None = None,
                         duration: float | None = None) -> None:
-        key = self._key_of_host(host or "")
-        if crawl_delay is not None:
-            self._crawl_delay[key] = crawl_delay
-        self._robots_rest[key] = self.clock() + self.policy.interval(duration, crawl_delay).seconds
+        self.hosts.robots_fetched(self._key_of_host(host or ""), crawl_delay, duration, self.clock())
 
     def rest_after(self, host: str, duration: float) -> float:
         """Seconds ``host`` rests after a fetch of ``duration`` seconds: the minimum interval,
         its Crawl-delay, the duration rule (answers :data:`crawlproj.signals.rest_after`)."""
-        return self.policy.interval(duration, self._crawl_delay.get(self._key_of_host(host))).seconds
+        return self.hosts.rest_after(self._key_of_host(host), duration)
 
     def url_seen_test(self) -> Any:
         """The dupefilter's cheap membership test, for the spider to skip seen links before it
         builds their requests (answers :data:`crawlproj.signals.url_seen_test`). None when the
         ordering must see every link (it counts repeated ones) or the dupefilter has no such test."""
         return None if self.prioritizer.dynamic else getattr(self.df, "seen", None)
-
-    HELD = ("suspended", "parked", "keepalive")  # rules that hold a host back beyond its interval
 
     def describe_hosts(self, hosts: list[str]) -> dict[str, dict]:
         """Each host's politeness state for the dashboard (answers :data:`crawlproj.signals.describe_hosts`):
@@ -552,12 +454,8 @@ class FrontierScheduler(BaseScheduler):
         for host in hosts:
             key = self._key_of_host(host)
             state = self.frontier.key_state(key, now)
-            interval, rule = self.intervals.get(key), self.rules.get(key)
-            row = {"key": key, "rule": rule, "crawl_delay": self._crawl_delay.get(key), **state}
-            if interval is not None:
-                row["interval"] = round(interval.seconds, 3)
-                row["components"] = {name: round(v, 3) for name, v in interval.components}
-            row["held"] = rule if rule in self.HELD and state.get("due_in", 0) > 0 else None
+            row = {"key": key, **self.hosts.describe(key), **state}
+            row["held"] = row["rule"] if row["rule"] in HELD and state.get("due_in", 0) > 0 else None
             out[host] = row
         return out
 
@@ -587,24 +485,8 @@ class FrontierScheduler(BaseScheduler):
         if self.prioritizer.dynamic:
             self.stats.set_value("ordering/tracked", self.prioritizer.tracked())
             self.stats.set_value("ordering/promotions", self.prioritizer.promotions)
-            if time.monotonic() - self._ordering_saved >= self.ordering_save_every:
-                self._save_ordering()
-        f, now = self.frontier, self.clock()
-        if getattr(f, "hold_expired", 0):
-            self.stats.set_value("ordering/focus_waits_expired", f.hold_expired)
-        due = f.next_due()
-        self.stats.set_value("frontier/queued", len(f))
-        self.stats.set_value("frontier/queued_front", f.front_len)
-        self.stats.set_value("frontier/queued_back", f.back_len)
-        on_disk = self.spill.disk_entries if self.spill is not None else 0
-        self.stats.set_value("frontier/queued_disk", on_disk)
-        self.stats.set_value("frontier/queued_memory", len(f) - on_disk)
-        self.stats.set_value("frontier/spill_bytes", self.spill.disk_bytes if self.spill is not None else 0)
-        self.stats.set_value("frontier/active_keys", len(f.back))
-        self.stats.set_value("frontier/in_flight", len(f.in_flight))
-        self.stats.set_value("frontier/due_keys", f.due_keys(now))
-        by_rule = Counter(self.rules.values())
-        self._rules_published.update(by_rule)
-        for rule in self._rules_published:  # a rule no host follows any more reads 0, not its last count
-            self.stats.set_value(f"frontier/hosts_by_rule/{rule}", by_rule[rule])
-        self.stats.set_value("frontier/next_due_in", round(max(0.0, due - now), 3) if due is not None else None)
+            self.ordering.save_if_due()
+        figures = frontier_figures(self.frontier, self.clock(), self.spill)
+        figures.update(self._rule_counts.figures(self.rules.values()))
+        for name, value in figures.items():
+            self.stats.set_value(name, value)

@@ -81,7 +81,14 @@ class LeveledQueue:
 
 
 class TwoTierFrontier:
-    """Front tier by priority, back tier by politeness key, ready heap by next-allowed time."""
+    """Front tier by priority, back tier by politeness key, ready heap by next-allowed time
+    (a :class:`~crawlproj.frontier.protocol.Frontier`).
+
+    ``relevel(key, level, entry)`` gives an entry's level now; ``hold_level`` and
+    ``hold_wait`` hold levels from ``hold_level`` on back while better entries are queued
+    (see ``__init__``)."""
+
+    reprioritises = True
 
     def __init__(
         self,
@@ -91,6 +98,10 @@ class TwoTierFrontier:
         bias: float = 2.0,
         queue_factory: Callable[[str], FIFO] = lambda name: deque(),
         rng: random.Random | None = None,
+        relevel: Callable[[Hashable, int, Any], int] | None = None,
+        hold_level: int | None = None,
+        hold_wait: float = float("inf"),
+        group_cap: int = 0,
     ) -> None:
         if levels < 1:
             raise ValueError("levels must be >= 1")
@@ -116,7 +127,7 @@ class TwoTierFrontier:
         self.deferred: dict[Hashable, float] = {}  # key -> not before (retry back-off, parking)
         # Groups (a server's IP): at most group_cap keys of one group in flight at once.
         self.group_of: dict[Hashable, Hashable] = {}
-        self.group_cap = 0  # 0: no group limit
+        self.group_cap = group_cap  # 0: no group limit
         self.group_in_flight: dict[Hashable, int] = {}
         self.group_waiting: dict[Hashable, list[tuple[float, Hashable]]] = {}
         self._flight_group: dict[Hashable, Hashable] = {}  # key in flight -> the group it counted in
@@ -126,14 +137,14 @@ class TwoTierFrontier:
         # Promote on refill: relevel(key, level, entry) -> the entry's level now. An entry pulled
         # from the front tier whose level improved while it waited joins the better level's tail
         # instead of being handed on (at most max_promotions a pull, so a pull stays O(1)).
-        self.relevel: Callable[[Hashable, int, Any], int] | None = None
+        self.relevel = relevel
         self.max_promotions = 8
         self.max_priority_pulls = 64
         # Levels from hold_level on go only when no better entry is queued (None: always), but
         # never wait longer than hold_wait seconds in a row: a better entry whose host is parked
         # or rests long must not stall the crawl.
-        self.hold_level: int | None = None
-        self.hold_wait = float("inf")
+        self.hold_level = hold_level
+        self.hold_wait = hold_wait
         self.hold_expired = 0  # times the wait ran out
         self._held = False
         self._hold_since: float | None = None  # when the current wait began

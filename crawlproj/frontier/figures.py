@@ -1,0 +1,40 @@
+"""The frontier's figures for the crawl stats (pure: read from a Frontier, no Scrapy)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from .protocol import Frontier
+
+
+def frontier_figures(f: Frontier, now: float, spill: Any = None) -> dict[str, Any]:
+    """Queue sizes (front, back, in memory, on disk), active, in-flight and due keys, and
+    how soon the next key is due, as ``frontier/<name>`` stats."""
+    on_disk = spill.disk_entries if spill is not None else 0
+    due = f.next_due()
+    figures = {
+        "frontier/queued": len(f), "frontier/queued_front": f.front_len, "frontier/queued_back": f.back_len,
+        "frontier/queued_disk": on_disk, "frontier/queued_memory": len(f) - on_disk,
+        "frontier/spill_bytes": spill.disk_bytes if spill is not None else 0,
+        "frontier/active_keys": len(f.back), "frontier/in_flight": len(f.in_flight),
+        "frontier/due_keys": f.due_keys(now),
+        "frontier/next_due_in": round(max(0.0, due - now), 3) if due is not None else None,
+    }
+    if f.hold_expired:
+        figures["ordering/focus_waits_expired"] = f.hold_expired
+    return figures
+
+
+class RuleCounts:
+    """Keys by the rule that set their current rest, as ``frontier/hosts_by_rule/<rule>``;
+    a rule no key follows any more reads 0, not its last count."""
+
+    def __init__(self) -> None:
+        self._published: set[str] = set()
+
+    def figures(self, rules: Iterable[str]) -> dict[str, int]:
+        by_rule = Counter(rules)
+        self._published.update(by_rule)
+        return {f"frontier/hosts_by_rule/{rule}": by_rule[rule] for rule in self._published}

@@ -1,0 +1,161 @@
+"""Each politeness key's state, and what a finished fetch does to it (pure: no Twisted, no I/O).
+
+The frontier (:mod:`crawlproj.frontier.scheduler`) owns one :class:`HostPoliteness` and
+asks it, after each fetch of a key (a host, a domain or an address, ``FRONTIER_KEY``),
+when the key may go again and whether it must be held back longer:
+
+* the interval (:class:`~crawlproj.politeness.interval.IntervalPolicy`): the minimum, the
+  Waseda rule over the key's last ``WASEDA_WINDOW`` fetches, the Mercator duration rule,
+  robots.txt's ``Crawl-delay`` and a server's back-off (429/503 with ``Retry-After``);
+* holds beyond it (seed 004): parked after ``HOST_PARK_AFTER`` failures in a row,
+  suspended after ``SUSPEND_AFTER_SECONDS`` / ``SUSPEND_AFTER_PAGES`` of continuous
+  crawling, paused after the server closes keep-alive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import feedback
+from .interval import HostWindow, Interval, IntervalPolicy
+
+#: Rules that hold a key back beyond its interval.
+HELD = ("suspended", "parked", "keepalive")
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Keep a key back until ``until`` (beyond its interval), because of ``rule`` (counted as ``stat``)."""
+
+    until: float
+    rule: str
+    stat: str
+
+
+@dataclass(frozen=True)
+class FetchVerdict:
+    """What one finished fetch means for its key."""
+
+    interval: Interval
+    release_at: float  # when the key may go again, by its interval
+    holds: tuple[Hold, ...]  # longer rests on top of it
+    failure: str | None  # how the fetch failed at the host (dns, timeout, connection, http_5xx)
+    backoff: bool  # the server asked for a rest (429/503-like)
+
+
+class HostPoliteness:
+    """Per key: the Waseda window, the Crawl-delay, the rest owed to a robots.txt fetch,
+    failures in a row, the continuous session, and the interval and rule in force."""
+
+    def __init__(self, policy: IntervalPolicy, window_size: int = 10, waseda_min_bytes: int = 0,
+                 backoff_statuses: frozenset[int] = frozenset({429, 503}), backoff_default: float = 60.0,
+                 backoff_max: float = 3600.0, park_after: int = 0, park_for: float = 0.0,
+                 suspend_after: tuple[float, int] = (0.0, 0), suspend_for: float = 0.0,
+                 keepalive_pause: float = 0.0) -> None:
+        self.policy = policy
+        self.window_size, self.waseda_min_bytes = window_size, waseda_min_bytes
+        self.backoff_statuses, self.backoff_default, self.backoff_max = backoff_statuses, backoff_default, backoff_max
+        self.park_after, self.park_for = park_after, park_for
+        self.suspend_after, self.suspend_for = suspend_after, suspend_for
+        self.keepalive_pause = keepalive_pause
+        self.rules: dict[str, str] = {}  # key -> the rule that set its current rest
+        self.intervals: dict[str, Interval] = {}  # key -> its last interval (with every rule's part)
+        self.crawl_delay: dict[str, float] = {}
+        self._windows: dict[str, HostWindow] = {}
+        self._robots_rest: dict[str, float] = {}  # key -> when its robots.txt fetch's rest ends
+        self._failures: dict[str, int] = {}  # key -> fetches failed in a row
+        self._sessions: dict[str, list[float]] = {}  # key -> [start, pages, last fetch] of its continuous crawl
+
+    @classmethod
+    def from_settings(cls, s: Any) -> HostPoliteness:
+        return cls(IntervalPolicy.from_settings(s), s.getint("WASEDA_WINDOW"), s.getint("WASEDA_MIN_BYTES"),
+                   frozenset(int(x) for x in s.getlist("BACKOFF_STATUSES")), s.getfloat("BACKOFF_DEFAULT"),
+                   s.getfloat("BACKOFF_MAX"), s.getint("HOST_PARK_AFTER"), s.getfloat("HOST_PARK_FOR"),
+                   (s.getfloat("SUSPEND_AFTER_SECONDS"), s.getint("SUSPEND_AFTER_PAGES")), s.getfloat("SUSPEND_FOR"),
+                   s.getfloat("KEEPALIVE_CLOSE_PAUSE"))
+
+    def fetched(self, key: str, observed: Any, duration: float, ended: float, now: float,
+                wall_now: float) -> FetchVerdict:
+        """A fetch of ``key`` that reached the network ended at ``ended`` after ``duration``
+        seconds of the server's time; ``observed`` is its raw outcome (a response or an
+        exception). ``wall_now`` (epoch seconds) reads a ``Retry-After`` date."""
+        sample = feedback.sample(observed, duration, self.waseda_min_bytes)
+        window = self._windows.get(key)
+        if sample is not None:
+            if window is None:
+                window = self._windows[key] = HostWindow(self.window_size)
+            window.record(*sample)
+        backoff = feedback.backoff_seconds(observed, self.backoff_statuses, self.backoff_default,
+                                           self.backoff_max, wall_now)
+        interval = self.policy.interval(duration, self.crawl_delay.get(key), window, backoff)
+        self.rules[key] = interval.rule
+        self.intervals[key] = interval
+        # The rest runs from the moment the download ended: the server was idle from then.
+        holds = [h for h in (self._failed(key, observed, now), self._session(key, now)) if h is not None]
+        if feedback.closed_keepalive(observed):
+            hold = self.keepalive_closed(key, now)
+            if hold is not None:
+                holds.append(hold)
+        return FetchVerdict(interval, ended + interval.seconds, tuple(holds), feedback.failure_kind(observed),
+                            backoff is not None)
+
+    def unfetched(self, key: str, next_allowed: float) -> float:
+        """When ``key`` may go again after a request that never reached the network (robots.txt
+        said no, or its fetch took the visit): only that robots.txt fetch needs rest."""
+        return max(next_allowed, self._robots_rest.pop(key, next_allowed))
+
+    def robots_fetched(self, key: str, crawl_delay: float | None, duration: float | None, now: float) -> None:
+        """``key``'s robots.txt was fetched now, taking ``duration``; it set ``crawl_delay``."""
+        if crawl_delay is not None:
+            self.crawl_delay[key] = crawl_delay
+        self._robots_rest[key] = now + self.policy.interval(duration, crawl_delay).seconds
+
+    def rest_after(self, key: str, duration: float) -> float:
+        """Seconds ``key`` rests after a fetch of ``duration`` seconds (the minimum interval,
+        its Crawl-delay, the duration rule)."""
+        return self.policy.interval(duration, self.crawl_delay.get(key)).seconds
+
+    def keepalive_closed(self, key: str, now: float) -> Hold | None:
+        """The server closed keep-alive: rest the key (seed 004), when that is on."""
+        return self._hold(key, now + self.keepalive_pause, "keepalive", "frontier/keepalive_pauses") \
+            if self.keepalive_pause else None
+
+    def describe(self, key: str) -> dict[str, Any]:
+        """The interval in force and every rule's part, the rule that set the rest, the Crawl-delay."""
+        row: dict[str, Any] = {"rule": self.rules.get(key), "crawl_delay": self.crawl_delay.get(key)}
+        interval = self.intervals.get(key)
+        if interval is not None:
+            row["interval"] = round(interval.seconds, 3)
+            row["components"] = {name: round(v, 3) for name, v in interval.components}
+        return row
+
+    def _hold(self, key: str, until: float, rule: str, stat: str) -> Hold:
+        self.rules[key] = rule
+        return Hold(until, rule, stat)
+
+    def _failed(self, key: str, observed: Any, now: float) -> Hold | None:
+        """Count a failed attempt; park a key whose last ``park_after`` all failed."""
+        if feedback.failure_kind(observed) is None:
+            self._failures.pop(key, None)
+            return None
+        failures = self._failures[key] = self._failures.get(key, 0) + 1
+        if self.park_after and failures >= self.park_after:
+            self._failures.pop(key)
+            return self._hold(key, now + self.park_for, "parked", "frontier/hosts_parked")
+        return None
+
+    def _session(self, key: str, now: float) -> Hold | None:
+        """Suspend a key for ``suspend_for`` after continuous crawling (seed 004)."""
+        after_seconds, after_pages = self.suspend_after
+        if not (after_seconds or after_pages):
+            return None
+        session = self._sessions.get(key)
+        if session is None or now - session[2] > self.suspend_for:  # a rest this long ends a session
+            session = self._sessions[key] = [now, 0, now]
+        session[1] += 1
+        session[2] = now
+        if (after_seconds and now - session[0] >= after_seconds) or (after_pages and session[1] >= after_pages):
+            del self._sessions[key]
+            return self._hold(key, now + self.suspend_for, "suspended", "frontier/suspensions")
+        return None

@@ -1,0 +1,85 @@
+"""Each key's politeness state after a fetch (crawlproj.politeness.hosts, pure: no reactor)."""
+
+from scrapy.exceptions import DownloadConnectionRefusedError
+from scrapy.http import Response
+
+from crawlproj.politeness.hosts import HostPoliteness
+from crawlproj.politeness.interval import IntervalPolicy
+
+
+def ok(body=b"x" * 100, status=200, headers=None):
+    return Response("http://h.test/", status=status, body=body, headers=headers or {})
+
+
+def hosts(**kwargs):
+    return HostPoliteness(IntervalPolicy(min_interval=1.0, duration_factor=10.0, waseda=False), **kwargs)
+
+
+def test_the_rest_runs_from_the_end_of_the_download_by_the_largest_rule():
+    h = hosts()
+    v = h.fetched("a", ok(), duration=0.01, ended=100.0, now=100.2, wall_now=0)
+    assert (v.interval.rule, v.release_at, v.holds, v.failure) == ("min_interval", 101.0, (), None)
+    v = h.fetched("a", ok(), duration=0.5, ended=200.0, now=200.0, wall_now=0)
+    assert v.interval.rule == "duration" and v.release_at == 205.0 and h.rules["a"] == "duration"
+    assert h.describe("a")["interval"] == 5.0
+
+
+def test_retry_after_sets_a_back_off_within_its_maximum():
+    h = hosts(backoff_max=100.0)
+    v = h.fetched("a", ok(status=503, headers={"Retry-After": "30"}), 0.01, 10.0, 10.0, wall_now=0)
+    assert v.backoff and v.interval.rule == "backoff" and v.release_at == 40.0 and v.failure == "http_5xx"
+    v = h.fetched("a", ok(status=429, headers={"Retry-After": "9999"}), 0.01, 10.0, 10.0, wall_now=0)
+    assert v.release_at == 110.0
+
+
+def test_a_key_is_parked_after_failures_in_a_row_and_a_success_resets_the_count():
+    h = hosts(park_after=3, park_for=600.0)
+    refused = DownloadConnectionRefusedError()
+    assert h.fetched("a", refused, 0.0, 1.0, 1.0, 0).holds == ()
+    assert h.fetched("a", ok(), 0.0, 2.0, 2.0, 0).holds == ()  # resets
+    assert h.fetched("a", refused, 0.0, 3.0, 3.0, 0).holds == ()
+    assert h.fetched("a", refused, 0.0, 4.0, 4.0, 0).holds == ()
+    v = h.fetched("a", refused, 0.0, 5.0, 5.0, 0)
+    assert v.failure == "connection" and [(x.rule, x.until) for x in v.holds] == [("parked", 605.0)]
+    assert h.rules["a"] == "parked"
+
+
+def test_continuous_crawling_is_suspended_and_a_long_rest_starts_a_new_session():
+    h = hosts(suspend_after=(0.0, 3), suspend_for=300.0)
+    assert [h.fetched("a", ok(), 0.0, t, t, 0).holds for t in (1.0, 2.0)] == [(), ()]
+    v = h.fetched("a", ok(), 0.0, 3.0, 3.0, 0)
+    assert [(x.rule, x.until, x.stat) for x in v.holds] == [("suspended", 303.0, "frontier/suspensions")]
+    assert h.fetched("a", ok(), 0.0, 400.0, 400.0, 0).holds == ()  # counting again from one
+
+
+def test_a_closed_keep_alive_pauses_the_key_when_the_pause_is_on():
+    v = hosts(keepalive_pause=2.0).fetched("a", ok(headers={"Connection": "close"}), 0.0, 1.0, 1.5, 0)
+    assert [(x.rule, x.until) for x in v.holds] == [("keepalive", 3.5)]
+    assert hosts().fetched("a", ok(headers={"Connection": "close"}), 0.0, 1.0, 1.5, 0).holds == ()
+
+
+def test_robots_txt_sets_the_crawl_delay_and_owes_its_own_rest():
+    h = hosts()
+    h.robots_fetched("a", crawl_delay=4.0, duration=0.01, now=50.0)
+    assert h.unfetched("a", next_allowed=0.0) == 54.0  # a request robots.txt sent back waits for it
+    assert h.unfetched("a", next_allowed=0.0) == 0.0  # owed once
+    v = h.fetched("a", ok(), 0.01, 60.0, 60.0, 0)
+    assert v.interval.rule == "crawl_delay" and v.release_at == 64.0
+    assert h.rest_after("a", 0.0) == 4.0 and h.describe("a")["crawl_delay"] == 4.0
+
+
+def test_keys_by_host_domain_or_address_and_entries_wait_for_the_address():
+    from crawlproj.politeness.keys import PolitenessKeys, host_key
+
+    assert host_key("a.b.example.co.jp", "domain") == "example.co.jp"
+    assert host_key("www.example.org", "domain") == "example.org" and host_key("x.test") == "x.test"
+    plain = PolitenessKeys("host")
+    assert plain.admit("a.test", 2, {"u": 1}) == ([("a.test", None, 2, {"u": 1})], False)
+    by_ip = PolitenessKeys("ip")
+    assert by_ip.admit("a.test", 0, {"u": 1}) == ([], True)  # the first waits and asks for the address
+    assert by_ip.admit("a.test", 1, {"u": 2}) == ([], False) and by_ip.waiting == 2
+    assert by_ip.resolved("a.test", "192.0.2.7") == [("192.0.2.7", None, 0, {"u": 1}), ("192.0.2.7", None, 1, {"u": 2})]
+    assert by_ip.waiting == 0 and by_ip.key_of("a.test") == "192.0.2.7"
+    capped = PolitenessKeys("host", per_ip=1)
+    capped.admit("b.test", 0, {"u": 3})
+    assert capped.resolved("b.test", "192.0.2.8") == [("b.test", "192.0.2.8", 0, {"u": 3})]  # grouped by address
