@@ -215,6 +215,8 @@ ADDRESS_ALLOWLIST: cidr_list = []
 DOWNLOADER_MIDDLEWARES: components = {
     # First: refuse internal addresses before anything (robots.txt included) connects.
     "crawlproj.politeness.address_safety.AddressSafetyMiddleware": 50,
+    # The CGI hop limit again, for redirects, sitemap and seeded URLs (links met it already).
+    "crawlproj.traps.CgiHopLimitMiddleware": 60,
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "crawlproj.politeness.robots.RobotsTxtMiddleware": 100,
     # Static first; a page whose HTML is an empty JavaScript shell goes back to be rendered.

@@ -16,3 +16,38 @@ def test_repeated_segments_and_query_params():
     assert repeated_segments("/a/b/a/b/a/") == 3
     assert repeated_segments("/loop/loop/") == 2 and repeated_segments("/") == 0
     assert query_params("http://h/?a=1&b=2&&c") == 3 and query_params("http://h/") == 0
+
+
+def test_redirects_through_dynamic_urls_meet_the_cgi_hop_limit_in_the_downloader():
+    import pytest
+    from scrapy import Request
+    from scrapy.downloadermiddlewares.redirect import RedirectMiddleware
+    from scrapy.exceptions import IgnoreRequest
+    from scrapy.http import Response
+    from scrapy.utils.test import get_crawler
+
+    from crawlproj.traps import CgiHopLimitMiddleware
+
+    crawler = get_crawler(settings_dict={"CGI_HOP_LIMIT": 2, "DYNAMIC_URL_PATTERNS": [r"\.cgi\b"]})
+    crawler.stats.open_spider()
+    redirect, hops = RedirectMiddleware.from_crawler(crawler), CgiHopLimitMiddleware.from_crawler(crawler)
+
+    def follow(request, target):  # Scrapy's own redirect middleware makes the next request
+        return redirect.process_response(request, Response(request.url, status=302, headers={"Location": target}))
+
+    seed = Request("http://h.test/cal.cgi?d=1")  # a seeded URL: never passed the spider middleware
+    assert hops.process_request(seed) is None
+    second = follow(seed, "http://h.test/cal.cgi?d=2")
+    assert hops.process_request(second) is None and second.meta["cgi_hops"] == 1
+    assert hops.process_request(second.replace()) is None and second.meta["cgi_hops"] == 1  # a retry: not again
+    third = follow(second, "http://h.test/cal.cgi?d=3")
+    assert hops.process_request(third) is None and third.meta["cgi_hops"] == 2
+    fourth = follow(third, "http://h.test/cal.cgi?d=4")
+    with pytest.raises(IgnoreRequest, match="CGI hop limit"):
+        hops.process_request(fourth)
+    assert crawler.stats.get_value("traps/cgi_hop_limit") == 1
+    # A redirect from a static URL resets the count, as a link from a static page does.
+    static = follow(second, "http://h.test/archive.html")
+    assert hops.process_request(static) is None and static.meta["cgi_hops"] == 2
+    onwards = follow(static, "http://h.test/cal.cgi?d=9")
+    assert hops.process_request(onwards) is None and onwards.meta["cgi_hops"] == 0
