@@ -226,7 +226,7 @@ DOWNLOADER_MIDDLEWARES: components = {
     # Above both: a body whose own charset contradicts its header is read in its own.
     "crawlproj.content.charset.BodyCharsetMiddleware": 970,
     # Next to the download handler: sees raw 503s and dropped connections before retries.
-    "crawlproj.politeness.feedback.FeedbackMiddleware": 990,
+    "crawlproj.politeness.waseda.WasedaIntervalMiddleware": 990,
 }
 #: DNS: answers are cached for DNSCACHE_TTL seconds; one lookup may take DNS_TIMEOUT.
 #: Process-level, like HOST_RESOLVE: give them in settings or with -s.

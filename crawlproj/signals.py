@@ -13,10 +13,14 @@ robots_fetched = object()
 #: Arguments: ``request``, ``result``.
 fetch_finished = object()
 
-#: A download produced a raw outcome, before retry/redirect middlewares act on it.
-#: Arguments: ``request``, ``result`` (a Response or an exception), ``seconds`` (the time
-#: the download handler took, or None).
+#: A download the frontier did not hand out (robots.txt, fetched from inside a middleware)
+#: produced a raw outcome. Arguments: ``request``, ``result`` (a Response or an exception),
+#: ``seconds`` (the server's share of the download's time).
 fetch_observed = object()
+
+#: A fetch the frontier handed out ended: the Waseda middleware hands over its key's rest.
+#: Arguments: ``request``, ``verdict`` (a :class:`crawlproj.politeness.hosts.FetchVerdict`).
+host_rest = object()
 
 #: A fetch attempt failed at the host (retries included). Arguments: ``host``,
 #: ``kind`` (dns | timeout | connection | http_5xx). The store counts them per host.

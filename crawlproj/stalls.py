@@ -8,13 +8,13 @@ was held. The longest is ``reactor/max_stall_seconds``, and stalls of at least
 (:mod:`crawlproj.content.budget`, :mod:`crawlproj.content.offload`) exists so that
 there are none.
 
-:class:`ReactorLag` is the bookkeeping (pure). The frontier keeps one too: time the
-reactor was held while a download was in flight is the crawler's doing, not the
-server's, and is taken off the fetch duration the politeness rules read.
+:class:`ReactorLag` is the bookkeeping (pure).
 
 :class:`IdleTimingEventLoop` (``ASYNCIO_EVENT_LOOP``) is asyncio's selector loop timing
 how long it waits for I/O: :func:`loop_busy_seconds` is then the time the thread was
-held, measured exactly (the tick only sees stalls that cover its due time).
+held, measured exactly (the tick only sees stalls that cover its due time). Time the
+thread was held while a download was in flight is the crawler's doing, not the
+server's: the Waseda middleware takes it off the fetch duration the politeness rules read.
 
 :class:`TurnTaker` lets long work on the reactor's thread (a page's thousands of
 links) give the reactor a turn every ``turn`` seconds.

@@ -54,3 +54,33 @@ def test_reactor_lag_sums_how_late_each_tick_ran():
     assert lag.ticked(10.05) == 0.0
     assert abs(lag.ticked(10.40) - 0.30) < 1e-9  # due at 10.10
     assert abs(lag.total - 0.30) < 1e-9 and abs(lag.longest - 0.30) < 1e-9
+
+
+def test_the_waseda_middleware_hands_each_rest_over_from_the_servers_share_of_the_time():
+    from scrapy import Request
+    from scrapy.http import Response
+    from scrapy.utils.test import get_crawler
+
+    from crawlproj import defaults
+    from crawlproj.politeness.waseda import WasedaIntervalMiddleware
+    from crawlproj.signals import host_rest
+
+    values = {k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}
+    crawler = get_crawler(settings_dict={**values, "PROFILE": "sandbox", "MIN_INTERVAL": 0.1, "INTERVAL_DURATION_FACTOR": 10,
+                                         "WASEDA_INTERVAL_ENABLED": False})
+    crawler.stats.open_spider()
+    middleware = WasedaIntervalMiddleware.from_crawler(crawler)
+    verdicts = []
+    crawler.signals.connect(lambda request, verdict: verdicts.append(verdict), signal=host_rest, weak=False)
+
+    async def fetch(server_seconds, crawler_seconds):
+        request = Request("http://h.test/", meta={"politeness_key": "h.test"})
+        middleware.process_request(request)
+        await asyncio.sleep(server_seconds)  # waiting for the server
+        time.sleep(crawler_seconds)  # the crawler's own thread busy
+        middleware.process_response(request, Response("http://h.test/", body=b"x"))
+
+    run(fetch(0.1, 0.0))  # a slow server: Mercator's rule rests the host 10x its time
+    assert verdicts[-1].interval.rule == "duration" and 0.9 <= verdicts[-1].interval.seconds < 1.5
+    run(fetch(0.0, 0.1))  # a busy crawler is not a slow server
+    assert verdicts[-1].interval.rule == "min_interval" and verdicts[-1].interval.seconds == 0.1

@@ -25,10 +25,10 @@ from .. import signals as crawl_signals
 from ..ordering.persistence import OrderingSnapshots
 from ..ordering.prioritizer import build_prioritizer
 from ..politeness import feedback
-from ..politeness.hosts import HELD, Hold, HostPoliteness
+from ..politeness.hosts import HELD, FetchVerdict, Hold
+from ..politeness.waseda import host_politeness
 from ..politeness.keys import PolitenessKeys, Ready
 from ..politeness.opt_out import OptOutSource
-from ..stalls import ReactorLag, loop_busy_seconds
 from .entry import request_entry
 from .figures import RuleCounts, frontier_figures
 from .journal import FrontierJournal, Record, fingerprint
@@ -55,10 +55,9 @@ class FrontierScheduler(BaseScheduler):
         self.crawler = crawler
         self.stats = crawler.stats
         self.df = dupefilter
-        self.hosts = HostPoliteness.from_settings(s)  # each key's intervals and holds (pure)
+        self.hosts = host_politeness(crawler)  # each key's intervals and holds, shared with the Waseda middleware
         self.rules = self.hosts.rules  # key -> the rule that set its current rest
-        # id(request) -> (raw outcome, handler seconds, when the download handler returned)
-        self._observed: dict[int, tuple[Any, float | None, float | None]] = {}
+        self._verdicts: dict[int, FetchVerdict] = {}  # id(request) -> its key's rest (the Waseda middleware's)
         self._rule_counts = RuleCounts()
         self.retry_base = s.getfloat("RETRY_BACKOFF_BASE")
         self.retry_max = s.getfloat("RETRY_BACKOFF_MAX")
@@ -83,13 +82,9 @@ class FrontierScheduler(BaseScheduler):
         self.clock = time.monotonic
         self._handed: dict[int, tuple[str, Request]] = {}  # id(request) -> (key, request)
         self._reached: dict[int, float] = {}  # id(request) -> when it reached the downloader
-        self._lag = ReactorLag(s.getfloat("STALL_TICK") or 0.05)
-        self._held_at: dict[int, float] = {}  # id(request) -> the reactor's held seconds when it reached it
-        self._downloaded: dict[int, tuple[float, float]] = {}  # id(request) -> (when the handler returned, lag then)
         self._timer: Any = None
         self._timer_at = float("inf")
         self._stats_loop: task.LoopingCall | None = None
-        self._lag_loop: task.LoopingCall | None = None
         self.spider: Spider | None = None
 
     def _build_journal(self, jobdir: str | None) -> FrontierJournal | None:
@@ -132,7 +127,7 @@ class FrontierScheduler(BaseScheduler):
         sig.connect(self._robots_fetched, signal=crawl_signals.robots_fetched)
         sig.connect(self._pages_committed, signal=crawl_signals.pages_committed)
         sig.connect(self._fetch_observed, signal=crawl_signals.fetch_observed)
-        sig.connect(self._response_downloaded, signal=signals.response_downloaded)
+        sig.connect(self._host_rest, signal=crawl_signals.host_rest)
         sig.connect(self.rest_after, signal=crawl_signals.rest_after)
         sig.connect(self.describe_hosts, signal=crawl_signals.describe_hosts)
         sig.connect(self.url_seen_test, signal=crawl_signals.url_seen_test)
@@ -147,15 +142,10 @@ class FrontierScheduler(BaseScheduler):
             self._resume()
         self._stats_loop = task.LoopingCall(self._update_stats)
         self._stats_loop.start(1.0, now=False)
-        if loop_busy_seconds() is None:  # not crawlproj's event loop: a tick's lateness stands in
-            self._lag.ticked(self.clock())
-            self._lag_loop = task.LoopingCall(lambda: self._lag.ticked(self.clock()))
-            self._lag_loop.start(self._lag.tick, now=False)
 
     def close(self, reason: str) -> None:
-        for loop in (self._stats_loop, self._lag_loop):
-            if loop is not None and loop.running:
-                loop.stop()
+        if self._stats_loop is not None and self._stats_loop.running:
+            self._stats_loop.stop()
         if self._timer is not None and self._timer.active():
             self._timer.cancel()
         self._update_stats()
@@ -281,6 +271,7 @@ class FrontierScheduler(BaseScheduler):
         request = request_from_dict(entry, spider=self.spider)
         if tracked:
             self.prioritizer.take(fp, host, request.meta)
+        request.meta["politeness_key"] = key  # the Waseda middleware records the fetch under it
         self._handed[id(request)] = (key, request)
         self.stats.inc_value("frontier/dequeued")
         return request
@@ -358,7 +349,6 @@ class FrontierScheduler(BaseScheduler):
     def _reached_downloader(self, request: Request, spider: Spider | None = None) -> None:
         if id(request) in self._handed:
             self._reached[id(request)] = self.clock()
-            self._held_at[id(request)] = self._held()
 
     def _fetch_finished(self, request: Request, result: Any) -> None:
         handed = self._handed.pop(id(request), None)
@@ -367,19 +357,14 @@ class FrontierScheduler(BaseScheduler):
         key = handed[0]
         now = self.clock()
         reached = self._reached.pop(id(request), None)
-        self._held_at.pop(id(request), None)
-        self._downloaded.pop(id(request), None)
+        verdict = self._verdicts.pop(id(request), None)
         if reached is None:
             # Never reached the network (robots.txt said no, or the robots.txt fetch
             # took this visit and sent the request back): only that fetch needs rest.
             self.frontier.release(key, self.hosts.unfetched(key, self.frontier.next_allowed.get(key, now)))
         else:
-            observed, handler_seconds, ended = self._observed.pop(id(request), (result, None, None))
-            # The handler's own time when known: the downloader's queues are not the server's doing.
-            duration = handler_seconds if handler_seconds is not None else now - reached
-            # The rest runs from the moment the download ended, not from when the middlewares
-            # and the page threads are done with the response: the server was idle from then.
-            verdict = self.hosts.fetched(key, observed, duration, ended if ended is not None else now, now, time.time())
+            if verdict is None:  # no WasedaIntervalMiddleware: the whole time since it reached the downloader
+                verdict = self.hosts.fetched(key, result, now - reached, now, now, time.time())
             self.stats.inc_value(f"frontier/interval_rule/{verdict.interval.rule}")
             if verdict.backoff:
                 self.stats.inc_value("frontier/backoffs")
@@ -392,36 +377,17 @@ class FrontierScheduler(BaseScheduler):
                 self._hold(key, hold)
         self._wake_at(self.frontier.next_due())
 
-    def _response_downloaded(self, response: Any, request: Request, spider: Spider | None = None) -> None:
+    def _host_rest(self, request: Request, verdict: FetchVerdict) -> None:
         if id(request) in self._handed:
-            self._downloaded[id(request)] = (self.clock(), self._held())
+            self._verdicts[id(request)] = verdict
 
     def _fetch_observed(self, request: Request, result: Any, seconds: float | None = None) -> None:
-        if id(request) in self._handed:
-            now, held_now = self._downloaded.pop(id(request), (self.clock(), self._held()))
-            reached = self._reached.get(id(request))
-            if seconds is not None:
-                if reached is not None:
-                    # The download ended when the handler returned; the hops to here are ours.
-                    seconds = min(seconds, now - reached)
-                # So is the time the reactor was held meanwhile: it is not the server's.
-                held = held_now - self._held_at.get(id(request), held_now)
-                if held > 0:
-                    self.stats.inc_value("frontier/lag_discounted_seconds", round(min(held, seconds), 3))
-                    seconds = max(0.0, seconds - held)
-            self._observed[id(request)] = (result, seconds, now)
-        elif feedback.closed_keepalive(result):
-            # robots.txt, fetched from inside a middleware: its closed connection counts too.
+        """robots.txt, fetched from inside a middleware: its closed connection counts too."""
+        if feedback.closed_keepalive(result):
             key = self._key_of_host(urlparse_cached(request).hostname or "")
             hold = self.hosts.keepalive_closed(key, self.clock())
             if hold is not None:
                 self._hold(key, hold)
-
-    def _held(self) -> float:
-        """Seconds the reactor's thread has been held so far (from any origin): measured by
-        crawlproj's event loop, else the summed lateness of a tick."""
-        busy = loop_busy_seconds()
-        return busy if busy is not None else self._lag.total
 
     def _hold(self, key: str, hold: Hold) -> None:
         """Keep ``key`` back beyond its interval, and count why."""

@@ -1,16 +1,10 @@
-"""What a finished fetch tells the politeness policy: a window sample and a server back-off.
-
-:class:`FeedbackMiddleware` sits next to the download handler, so it sees the
-raw outcome (the 503, the dropped connection) before Scrapy's retry and
-redirect middlewares turn it into a new request. It announces it with
-:data:`crawlproj.signals.fetch_observed`; the frontier turns that into the
-host's Waseda window sample and back-off. Parsing ``Retry-After`` is pure.
-"""
+"""What a finished fetch tells the politeness policy (pure): a Waseda window sample, how it
+failed, whether the server closed keep-alive, and a server's back-off (``Retry-After``).
+:class:`~crawlproj.politeness.waseda.WasedaIntervalMiddleware` reads them off each raw outcome."""
 
 from __future__ import annotations
 
 import email.utils
-import time
 from collections.abc import Collection
 from typing import Any
 
@@ -25,7 +19,6 @@ from scrapy.http import Response
 from twisted.internet import error as net
 from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 
-from ..signals import fetch_observed
 
 #: Line errors in the Waseda sense: timeouts, refused or dropped connections,
 #: send/receive failures. DNS failures are not the server's line and do not count.
@@ -94,38 +87,3 @@ def backoff_seconds(result: Any, statuses: Collection[int], default: float, maxi
         return None
     seconds = retry_after_seconds(result.headers.get(b"Retry-After"), now)
     return min(default if seconds is None else seconds, maximum)
-
-
-class FeedbackMiddleware:
-    """Announces each raw download outcome (response or exception) to the frontier.
-
-    Keep it at the highest order in ``DOWNLOADER_MIDDLEWARES`` (closest to the
-    download handler); it changes nothing it sees.
-    """
-
-    def __init__(self, crawler: Any) -> None:
-        self.crawler = crawler
-        self._started: dict[int, float] = {}  # id(request) -> when the handler got it
-
-    @classmethod
-    def from_crawler(cls, crawler: Any) -> FeedbackMiddleware:
-        return cls(crawler)
-
-    def process_request(self, request: Any, spider: Any = None) -> None:
-        self._started[id(request)] = time.monotonic()
-        return None
-
-    def _observed(self, request: Any, result: Any) -> None:
-        started = self._started.pop(id(request), None)
-        seconds = time.monotonic() - started if started is not None else None
-        # A render's time is mostly the browser's; the server's is its longest sub-request.
-        seconds = request.meta.get("render_server_seconds", seconds)
-        self.crawler.signals.send_catch_log(fetch_observed, request=request, result=result, seconds=seconds)
-
-    def process_response(self, request: Any, response: Response, spider: Any = None) -> Response:
-        self._observed(request, response)
-        return response
-
-    def process_exception(self, request: Any, exception: Exception, spider: Any = None) -> None:
-        self._observed(request, exception)
-        return None

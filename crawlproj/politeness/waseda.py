@@ -1,0 +1,93 @@
+"""The Waseda dynamic interval, applied by a downloader middleware (seed 004; the design card).
+
+:class:`WasedaIntervalMiddleware` sits next to the download handler, so it sees each raw
+outcome (the 503, the dropped connection) before Scrapy's retry and redirect middlewares
+turn it into a new request. It owns each politeness key's inputs to the interval rules
+(:class:`~crawlproj.politeness.hosts.HostPoliteness`: the Waseda window of the key's last
+fetches, its failures in a row, its continuous session), records every fetch in them,
+works out the key's rest (:class:`~crawlproj.politeness.hosts.FetchVerdict`) and hands it
+to the frontier with :data:`crawlproj.signals.host_rest`. The frontier enforces it: only
+the frontier can rest a host without holding one of Scrapy's download slots.
+
+A fetch's duration is the server's share of it: the time the crawler's own thread was
+busy meanwhile (measured by :class:`~crawlproj.stalls.IdleTimingEventLoop`) is left out,
+so a busy crawler is never read as a slow server.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from scrapy.crawler import Crawler
+from scrapy.http import Response
+
+from ..signals import fetch_observed, host_rest
+from ..stalls import loop_busy_seconds
+from .hosts import HostPoliteness
+
+_states: WeakKeyDictionary = WeakKeyDictionary()
+
+
+def host_politeness(crawler: Crawler) -> HostPoliteness:
+    """The crawl's one :class:`HostPoliteness`, made from its settings on first use: the
+    middleware records fetches in it, the frontier reads rests and holds from it."""
+    state = _states.get(crawler)
+    if state is None:
+        state = _states[crawler] = HostPoliteness.from_settings(crawler.settings)
+    return state
+
+
+class WasedaIntervalMiddleware:
+    """Records each fetch in its key's politeness state and hands the key's rest to the frontier.
+
+    Keep it at the highest order in ``DOWNLOADER_MIDDLEWARES`` (closest to the download
+    handler); it changes nothing it sees. Requests the frontier handed out carry their
+    key (``request.meta["politeness_key"]``); for others (robots.txt, fetched from inside
+    a middleware) it announces the raw outcome (:data:`crawlproj.signals.fetch_observed`).
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.hosts = host_politeness(crawler)
+        self._started: dict[int, tuple[float, float | None]] = {}  # id(request) -> (when, busy then)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> WasedaIntervalMiddleware:
+        return cls(crawler)
+
+    def process_request(self, request: Any, spider: Any = None) -> None:
+        self._started[id(request)] = (time.monotonic(), loop_busy_seconds())
+        return None
+
+    def process_response(self, request: Any, response: Response, spider: Any = None) -> Response:
+        self._observed(request, response)
+        return response
+
+    def process_exception(self, request: Any, exception: Exception, spider: Any = None) -> None:
+        self._observed(request, exception)
+        return None
+
+    def _observed(self, request: Any, result: Any) -> None:
+        started = self._started.pop(id(request), None)
+        if started is None:
+            return  # refused before it reached the handler (robots.txt, address safety): no fetch
+        now = time.monotonic()
+        seconds = now - started[0]
+        busy = loop_busy_seconds()
+        if busy is not None and started[1] is not None:
+            held = min(seconds, max(0.0, busy - started[1]))  # the crawler's own time, not the server's
+            if held > 0:
+                self.stats.inc_value("politeness/busy_discounted_seconds", round(held, 3))
+                seconds -= held
+        # A render's time is mostly the browser's; the server's is its longest sub-request.
+        seconds = request.meta.get("render_server_seconds", seconds)
+        key = request.meta.get("politeness_key")
+        signals = self.crawler.signals
+        if key is None:
+            signals.send_catch_log(fetch_observed, request=request, result=result, seconds=seconds)
+            return
+        verdict = self.hosts.fetched(key, result, seconds, now, now, time.time())
+        signals.send_catch_log(host_rest, request=request, verdict=verdict)
