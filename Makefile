@@ -9,13 +9,14 @@ STAMP  := $(VENV)/.installed
 
 # pyproject.toml's dependencies (and dev's) are installed; the checkout itself goes on the
 # venv's path through a .pth file, as an editable install would, without setuptools'
-# warnings about editable installs.
+# warnings about editable installs. pip prints errors only (-qq): a machine's pip
+# configuration can name package indexes that do not exist, one warning per package.
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -qq --upgrade pip
 	@$(BIN)/python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
 	  print('\n'.join(p['dependencies'] + p['optional-dependencies']['dev']))" > $(VENV)/requirements.txt
-	$(BIN)/pip install -q -r $(VENV)/requirements.txt
+	$(BIN)/pip install -qq -r $(VENV)/requirements.txt
 	@$(BIN)/python -c "import os, sysconfig; \
 	  open(os.path.join(sysconfig.get_paths()['purelib'], 'crawlproj.pth'), 'w').write(os.getcwd() + '\n')"
 	@touch $@

@@ -355,9 +355,10 @@ STALL_TICK: number(float, 0) = 0.05
 STALL_WARN: number(float, 0, inclusive=False) = 1.0
 #: Archive the content of duplicates too (by default they are recorded, not archived).
 NEAR_DUPLICATES_KEEP_CONTENT: boolean = False
-#: "local": the index in memory, persisted in SQLite; "redis": shared by every worker in
-#: REDIS_URL (the distributed profile's choice).
-NEAR_DUPLICATES_BACKEND: choice("local", "redis") = "local"
+#: The near-duplicate index's class: in memory and persisted in SQLite, or
+#: crawlproj.distributed.near_duplicates.RedisNearDuplicateIndex, shared by every worker in
+#: REDIS_URL (the distributed profile's choice). Built by its from_settings.
+NEAR_DUPLICATES_INDEX_CLASS: class_path = "crawlproj.content.pipeline.LocalNearDuplicateIndex"
 #: Where the index persists; empty: beside the store (data/crawl.db -> data/crawl.near_duplicates.db).
 NEAR_DUPLICATES_INDEX: text = ""
 #: Archive every fetched page as WARC/1.1 (request + response records, per-record gzip).
@@ -411,9 +412,10 @@ REVISIT_ENABLED: boolean = True
 #: "off": crawl once; "incremental": crawl continuously, revisiting known URLs as they fall
 #: due while discovering new ones (also -a mode=incremental, or PROFILE=incremental).
 REVISIT_MODE: choice("off", "incremental") = "off"
-#: Where the long-term queue lives: "sqlite" (REVISIT_DB) or "redis" (REDIS_URL, partitioned by
-#: host hash like the frontier: the distributed profile's choice).
-REVISIT_BACKEND: choice("sqlite", "redis") = "sqlite"
+#: The long-term revisit queue's class: in SQLite (REVISIT_DB), or
+#: crawlproj.distributed.revisit_queue.RedisRevisitQueue (REDIS_URL, partitioned by host hash
+#: like the frontier: the distributed profile's choice). Built by its from_settings.
+REVISIT_QUEUE_CLASS: class_path = "crawlproj.revisit.queue.RevisitQueue"
 #: The long-term queue's SQLite file; empty: beside the store (data/crawl.db -> data/crawl.revisit.db).
 REVISIT_DB: text = ""
 #: Crawl-clock seconds per real second. Revisit times below are on the crawl clock; only a

@@ -46,8 +46,8 @@ def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict
         "REDIS_URL": redis_url,
         "SCHEDULER": "crawlproj.distributed.scheduler.DistributedScheduler",
         "DUPEFILTER_CLASS": "crawlproj.distributed.dupefilter.RedisBloomDupeFilter",
-        "NEAR_DUPLICATES_BACKEND": "redis",
-        "REVISIT_BACKEND": "redis",
+        "NEAR_DUPLICATES_INDEX_CLASS": "crawlproj.distributed.near_duplicates.RedisNearDuplicateIndex",
+        "REVISIT_QUEUE_CLASS": "crawlproj.distributed.revisit_queue.RedisRevisitQueue",
         "DASHBOARD_REDIS": "True",
         # One machine, a few workers: any free worker takes any due host, and looks often.
         "REDIS_SHARED_PARTITIONS": "True",

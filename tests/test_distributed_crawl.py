@@ -128,8 +128,9 @@ def test_incremental_distributed_crawl_revisits_by_host_partition(redis_server, 
     sandbox = sandbox_factory("--hosts", "6", "--pages", "6", "--no-robots-mix", "--change-min", "3600",
                               "--change-max", str(30 * 86400), "--time-scale", "14400")
     settings = distributed_settings(
-        redis_server, sandbox, tmp_path, REVISIT_MODE="incremental", REVISIT_BACKEND="redis",
-        NEAR_DUPLICATES_BACKEND="redis", REVISIT_TIME_SCALE=14400, REVISIT_MIN_INTERVAL=3600,
+        redis_server, sandbox, tmp_path, REVISIT_MODE="incremental",
+        REVISIT_QUEUE_CLASS="crawlproj.distributed.revisit_queue.RedisRevisitQueue",
+        NEAR_DUPLICATES_INDEX_CLASS="crawlproj.distributed.near_duplicates.RedisNearDuplicateIndex", REVISIT_TIME_SCALE=14400, REVISIT_MIN_INTERVAL=3600,
         REVISIT_FIRST_INTERVAL=[3600, 7200], REVISIT_REFRESH_SECONDS=0.1, REVISIT_BUDGET=24 * 100,
         MIN_INTERVAL=0.05, STORE_FLUSH_INTERVAL=0.1, CLOSESPIDER_TIMEOUT=15)
     workers = [start_worker({**settings, "STATS_FILE": str(tmp_path / f"{n}.json")}, sandbox.seeds_file, n, tmp_path)

@@ -7,6 +7,7 @@ import logging
 from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.misc import load_object
 
 from .. import signals as crawl_signals
 from ..items import PageItem
@@ -20,12 +21,17 @@ from .near_duplicates import NearDuplicateIndex
 logger = logging.getLogger(__name__)
 
 
-def index_path(settings) -> str:
-    """``NEAR_DUPLICATES_INDEX``, or beside the store: ``data/crawl.db`` -> ``data/crawl.near_duplicates.db``."""
-    path = settings.get("NEAR_DUPLICATES_INDEX")
-    if path:
-        return path
-    return beside_store(parse_store_uri(settings.get("STORE_URI"))[1], "near_duplicates")
+class LocalNearDuplicateIndex(NearDuplicateIndex):
+    """The near-duplicate index in SQLite: ``NEAR_DUPLICATES_INDEX``, or beside the store
+    (``data/crawl.db`` -> ``data/crawl.near_duplicates.db``)."""
+
+    @classmethod
+    def from_settings(cls, settings, **shape) -> LocalNearDuplicateIndex:  # noqa: ANN001 - Scrapy Settings
+        path = settings.get("NEAR_DUPLICATES_INDEX") or beside_store(
+            parse_store_uri(settings.get("STORE_URI"))[1], "near_duplicates")
+        index = cls(storage=SqliteIndexStorage(path), **shape)
+        index.where = path
+        return index
 
 
 class NearDuplicatePipeline:
@@ -55,15 +61,10 @@ class NearDuplicatePipeline:
         shape = {"threshold": s.getfloat("NEAR_DUPLICATES_THRESHOLD"), "num_perm": s.getint("NEAR_DUPLICATES_NUM_PERM"),
                  "min_shingles": s.getint("NEAR_DUPLICATES_MIN_SHINGLES"),
                  "max_chars": s.getint("NEAR_DUPLICATES_MAX_CHARS")}
-        if s.get("NEAR_DUPLICATES_BACKEND") == "redis":  # shared by every worker of a distributed crawl
-            from ..distributed import connection
-            from ..distributed.near_duplicates import RedisNearDuplicateIndex
-
-            self.path = f"{s.get('REDIS_URL')} ({s.get('REDIS_PREFIX')}:nd:*)"
-            self.index = RedisNearDuplicateIndex(connection.from_settings(s), s.get("REDIS_PREFIX"), **shape)
-        else:
-            self.path = index_path(s)
-            self.index = NearDuplicateIndex(storage=SqliteIndexStorage(self.path), **shape)
+        # The class NEAR_DUPLICATES_INDEX_CLASS names: SQLite beside the store, or Redis (shared
+        # by every worker of a distributed crawl).
+        self.index = load_object(s.get("NEAR_DUPLICATES_INDEX_CLASS")).from_settings(s, **shape)
+        self.path = self.index.where
         crawler.signals.connect(self.index.storage.commit, signal=crawl_signals.store_committing)
         self.budget = page_budget(s)
         self.workers = PageWorkers.of(crawler)

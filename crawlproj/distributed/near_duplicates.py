@@ -37,6 +37,14 @@ class _NoStorage:
 class RedisNearDuplicateIndex:
     """A :class:`NearDuplicateIndex` whose state lives in Redis (see the module docstring)."""
 
+    @classmethod
+    def from_settings(cls, settings, **shape) -> RedisNearDuplicateIndex:  # noqa: ANN001 - Scrapy Settings
+        from . import connection
+
+        index = cls(connection.from_settings(settings), settings.get("REDIS_PREFIX"), **shape)
+        index.where = f"{settings.get('REDIS_URL')} ({settings.get('REDIS_PREFIX')}:nd:*)"
+        return index
+
     def __init__(self, client, prefix: str, threshold: float = 0.8, num_perm: int = 128, min_shingles: int = 1,
                  word_n: int = 5, char_n: int = 5, max_chars: int = 0) -> None:
         self.r, self.prefix = client, f"{prefix}:nd"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 
-from ..revisit.queue import COLUMNS, BufferedWrites, _row, _state
+from ..revisit.queue import COLUMNS, BufferedWrites, row_state, state_row
 from ..revisit.state import UrlState
 from ..urls import host_of
 from .frontier import partition_of
@@ -25,6 +25,12 @@ from .frontier import partition_of
 
 class RedisRevisitQueue(BufferedWrites):
     """Reader and buffered writer of the revisit state in Redis (see the module docstring)."""
+
+    @classmethod
+    def from_settings(cls, settings) -> RedisRevisitQueue:  # noqa: ANN001 - Scrapy Settings
+        from . import connection
+
+        return cls(connection.from_settings(settings), settings.get("REDIS_PREFIX"), settings.getint("FRONTIER_PARTITIONS"))
 
     def __init__(self, client, prefix: str, partitions: int) -> None:
         self.r, self.p, self.partitions = client, f"{prefix}:rv", partitions
@@ -46,7 +52,7 @@ class RedisRevisitQueue(BufferedWrites):
         pipe = self.r.pipeline(transaction=True)
         for url, state in puts.items():
             part = self._part(state.host)
-            pipe.hset(f"{self.p}:s:{part}", url, json.dumps(_row(state, 0)[:-1]))
+            pipe.hset(f"{self.p}:s:{part}", url, json.dumps(state_row(state, 0)[:-1]))
             pipe.zadd(f"{self.p}:due:{part}", {url: state.next_due})
             pipe.sadd(f"{self.p}:h:{state.host}", url)
         for url, host in deletes.items():
@@ -71,7 +77,7 @@ class RedisRevisitQueue(BufferedWrites):
         if url in self._deletes:
             return None
         raw = self.r.hget(f"{self.p}:s:{self._part(host_of(url))}", url)
-        return _state(tuple(json.loads(raw))) if raw else None
+        return row_state(tuple(json.loads(raw))) if raw else None
 
     def due(self, after: float, until: float, limit: int) -> list[tuple[float, str]]:
         """(next_due, url) due in ``[after, until]`` in the owned partitions, earliest first."""
@@ -98,7 +104,7 @@ class RedisRevisitQueue(BufferedWrites):
         states = {}
         if urls:
             raws = self.r.hmget(f"{self.p}:s:{self._part(host)}", urls)
-            states = {u: _state(tuple(json.loads(raw))) for u, raw in zip(urls, raws) if raw}
+            states = {u: row_state(tuple(json.loads(raw))) for u, raw in zip(urls, raws) if raw}
         for url in self._deletes:
             states.pop(url, None)
         states.update((u, s) for u, s in self._puts.items() if s.host == host)

@@ -13,6 +13,7 @@ from dataclasses import replace
 from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.misc import load_object
 
 from .. import signals as crawl_signals
 from ..config import float_pair
@@ -20,8 +21,6 @@ from ..content.extract import is_html
 from ..content.main_text import main_text
 from ..content.near_duplicates import content_hash
 from ..items import FetchError, PageItem, Skipped
-from ..store import beside_store, parse_store_uri
-from .queue import RevisitQueue
 from .schedule import DAY, RevisitPolicy, ServerLoad
 from .state import CrawlClock, Planner, UrlState
 
@@ -34,21 +33,10 @@ HEADROOM = 1.1
 GONE = (404, 410)
 
 
-def revisit_path(settings) -> str:
-    """``REVISIT_DB``, or beside the store: ``data/crawl.db`` -> ``data/crawl.revisit.db``."""
-    return settings.get("REVISIT_DB") or (
-        beside_store(parse_store_uri(settings.get("STORE_URI"))[1], "revisit"))
-
-
 def open_revisit_queue(settings):
-    """The long-term queue ``REVISIT_BACKEND`` names: SQLite beside the store, or Redis."""
-    if settings.get("REVISIT_BACKEND") == "redis":
-        from ..distributed import connection
-        from ..distributed.revisit_queue import RedisRevisitQueue
-
-        return RedisRevisitQueue(connection.from_settings(settings), settings.get("REDIS_PREFIX"),
-                                 settings.getint("FRONTIER_PARTITIONS"))
-    return RevisitQueue(revisit_path(settings))
+    """The long-term queue: the class ``REVISIT_QUEUE_CLASS`` names (SQLite beside the store, or
+    Redis), built by its ``from_settings``."""
+    return load_object(settings.get("REVISIT_QUEUE_CLASS")).from_settings(settings)
 
 
 def planner_from_settings(settings) -> Planner:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 
+from ..store import beside_store, parse_store_uri
 from ..store.sqlite import connect
 from .estimator import PageHistory
 from .state import UrlState
@@ -49,14 +50,16 @@ COLUMNS = ("url", "host", "depth", "first_access", "last_access", "unchanged", "
            "next_due", "rule", "rate", "content_hash", "etag", "last_modified", "visits", "not_modified", "errors")
 
 
-def _row(state: UrlState, seq: int) -> tuple:
+def state_row(state: UrlState, seq: int) -> tuple:
+    """A URL's revisit state as a row of COLUMNS (and its sequence number), for any store of it."""
     h = state.history
     return (state.url, state.host, state.depth, h.first_access, h.last_access, h.unchanged, h.changes,
             None if math.isinf(h.tc_min) else h.tc_min, state.interval, state.next_due, state.rule, state.rate,
             state.content_hash, state.etag, state.last_modified, state.visits, state.not_modified, state.errors, seq)
 
 
-def _state(row: tuple) -> UrlState:
+def row_state(row: tuple) -> UrlState:
+    """The revisit state a row of COLUMNS holds."""
     (url, host, depth, first, last, unchanged, changes, tc_min, interval, next_due, rule, rate, content_hash,
      etag, last_modified, visits, not_modified, errors) = row
     history = PageHistory(first, last, unchanged, changes, math.inf if tc_min is None else tc_min)
@@ -99,6 +102,11 @@ class BufferedWrites:
 class RevisitQueue(BufferedWrites):
     """Reader and buffered writer of one revisit table."""
 
+    @classmethod
+    def from_settings(cls, settings) -> RevisitQueue:  # noqa: ANN001 - Scrapy Settings
+        """``REVISIT_DB``, or beside the store: ``data/crawl.db`` -> ``data/crawl.revisit.db``."""
+        return cls(settings.get("REVISIT_DB") or beside_store(parse_store_uri(settings.get("STORE_URI"))[1], "revisit"))
+
     def __init__(self, path: str) -> None:
         self.path = path
         self.conn = connect(path)
@@ -116,7 +124,7 @@ class RevisitQueue(BufferedWrites):
             cur = self.conn.cursor()
             cur.execute("BEGIN")
             cur.executemany(f"INSERT OR REPLACE INTO revisit ({', '.join(COLUMNS)}, seq) "
-                            f"VALUES ({', '.join('?' * (len(COLUMNS) + 1))})", [_row(s, seq) for s in puts.values()])
+                            f"VALUES ({', '.join('?' * (len(COLUMNS) + 1))})", [state_row(s, seq) for s in puts.values()])
             cur.executemany("DELETE FROM revisit WHERE url = ?", [(u,) for u in deletes])
             cur.execute("COMMIT")
         except BaseException:
@@ -140,7 +148,7 @@ class RevisitQueue(BufferedWrites):
         if url in self._deletes:
             return None
         row = self.conn.execute(f"SELECT {', '.join(COLUMNS)} FROM revisit WHERE url = ?", (url,)).fetchone()
-        return _state(row) if row else None
+        return row_state(row) if row else None
 
     def due(self, after: float, until: float, limit: int) -> list[tuple[float, str]]:
         """(next_due, url) of rows due in ``[after, until]``, earliest first."""
@@ -162,7 +170,7 @@ class RevisitQueue(BufferedWrites):
     def host_states(self, host: str) -> list[UrlState]:
         """Every state of ``host``, uncommitted writes included."""
         rows = self.conn.execute(f"SELECT {', '.join(COLUMNS)} FROM revisit WHERE host = ?", (host,))
-        states = {s.url: s for s in map(_state, rows) if s.url not in self._deletes}
+        states = {s.url: s for s in map(row_state, rows) if s.url not in self._deletes}
         states.update((u, s) for u, s in self._puts.items() if s.host == host)
         return list(states.values())
 
