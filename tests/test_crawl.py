@@ -115,10 +115,13 @@ def test_site_spider_max_pages(sandbox_factory, tmp_path):
 def test_bad_seed_lines_are_reported_not_fatal(sandbox_factory, tmp_path):
     sandbox = sandbox_factory("--hosts", "2", "--pages", "3", "--no-robots-mix")
     seeds = tmp_path / "mixed.txt"
-    seeds.write_text("# comment\n\njavascript:alert(1)\nhttp://bad..host/\n" + sandbox.web.seeds()[0] + "  # root\n")
+    # A line in Shift_JIS (not UTF-8) is skipped and counted, not the whole list refused.
+    seeds.write_bytes(b"\xef\xbb\xbf# comment\n\njavascript:alert(1)\nhttp://bad..host/\n"
+                      + "http://\u65e5\u672c.test/\n".encode("shift_jis") + sandbox.web.seeds()[0].encode() + b"  # root\n")
     conn, result = crawl_sandbox(sandbox, tmp_path, args={"seeds": str(seeds)})
     assert result.stats["crawlproj/seeds"] == 1
     assert result.stats["crawlproj/url_rejected/scheme"] == 1 and result.stats["crawlproj/url_rejected/bad_host"] == 1
+    assert result.stats["crawlproj/seeds_not_utf8"] == 1 and "mixed.txt:5: not UTF-8, skipped" in result.log
     assert "mixed.txt:3: not a crawlable URL" in result.log
     assert conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0] >= 1
 

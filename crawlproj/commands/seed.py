@@ -30,8 +30,12 @@ class Command(ScrapyCommand):
         key = start_urls_key(self.settings)
         urls, bad = [], 0
         for path in args:
-            with open(path, encoding="utf-8") as fh:
+            with open(path, "rb") as fh:
                 for number, raw in read_seed_lines(fh):
+                    if raw is None:
+                        bad += 1
+                        print(f"{path}:{number}: not UTF-8, skipped")
+                        continue
                     try:
                         urls.append(canonicalize(raw))
                     except InvalidURL as exc:

@@ -22,9 +22,17 @@ from ..urls import InvalidURL, LinkCanonicalizer, canonicalize, host_of
 _UNASKED = object()
 
 
-def read_seed_lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
-    """(line number, URL) of each seed line: one URL a line, '#' starts a comment."""
+def read_seed_lines(lines: Iterable[bytes | str]) -> Iterator[tuple[int, str | None]]:
+    """(line number, URL) of each seed line: one URL a line, '#' starts a comment. Lines read
+    as bytes are UTF-8 (a byte-order mark allowed); a line that is not gives None, for the
+    caller to report and skip: one bad line does not cost the whole list."""
     for number, line in enumerate(lines, 1):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                yield number, None
+                continue
         text = line.split("#", 1)[0].strip()
         if text:
             yield number, text

@@ -48,19 +48,24 @@ class WebSpider(CrawlSpiderBase):
 
     @classmethod
     def check_input(cls, settings: Any, seeds: str | None = None, **_: Any) -> None:
-        """Refuse a seeds file that cannot be read before the crawl starts."""
+        """Refuse a seeds file that cannot be read before the crawl starts (a line that is not
+        UTF-8 is skipped and counted when the seeds are read, not refused here)."""
         for path in _seed_paths(seeds or settings.get("SEEDS_FILE")):
             try:
-                with open(path, encoding="utf-8") as fh:
-                    fh.read()
-            except (OSError, UnicodeDecodeError) as exc:
-                raise BadInput(f"seeds file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+                with open(path, "rb") as fh:
+                    fh.read(1)
+            except OSError as exc:
+                raise BadInput(f"seeds file {path}: {exc.strerror or exc}") from None
 
     def seed_urls(self) -> list[str]:
         urls = []
         for path in _seed_paths(self.seed_files):
-            with open(path, encoding="utf-8") as fh:
+            with open(path, "rb") as fh:
                 for number, raw in read_seed_lines(fh):
+                    if raw is None:
+                        self.count("seeds_not_utf8")
+                        self.logger.warning("%s:%d: not UTF-8, skipped", path, number)
+                        continue
                     url = self.canonical(raw)
                     if url is None:
                         self.logger.warning("%s:%d: not a crawlable URL: %r", path, number, raw)
