@@ -14,8 +14,7 @@ robots_fetched = object()
 fetch_finished = object()
 
 #: A download the frontier did not hand out (robots.txt, fetched from inside a middleware)
-#: produced a raw outcome. Arguments: ``request``, ``result`` (a Response or an exception),
-#: ``seconds`` (the server's share of the download's time).
+#: produced a raw outcome. Arguments: ``request``, ``result`` (a Response or an exception).
 fetch_observed = object()
 
 #: A fetch the frontier handed out ended: the Waseda middleware hands over its key's rest.

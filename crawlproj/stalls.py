@@ -109,18 +109,13 @@ class TurnTaker:
 
     async def maybe(self) -> None:
         if time.perf_counter() - self._since >= self.turn:
-            await reactor_sleep(0)
+            if is_asyncio_available():
+                await asyncio.sleep(0)
+            else:
+                from twisted.internet import reactor
+
+                await task.deferLater(reactor, 0, lambda: None)
             self._since = time.perf_counter()
-
-
-async def reactor_sleep(seconds: float) -> None:
-    """Let the reactor run other work for ``seconds`` (0: one turn), from a coroutine."""
-    if is_asyncio_available():
-        await asyncio.sleep(seconds)
-    else:
-        from twisted.internet import reactor
-
-        await task.deferLater(reactor, seconds, lambda: None)
 
 
 class StallMonitor:

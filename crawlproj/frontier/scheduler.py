@@ -208,7 +208,7 @@ class FrontierScheduler(BaseScheduler):
         if retry:
             # Never straight back: the host waits an exponential, jittered back-off first.
             wait = min(self.retry_max, self.retry_base * 2 ** (retry - 1)) * self.rng.uniform(0.5, 1.5)
-            self.frontier.defer(self._key_of_host(host), self.clock() + wait)
+            self.frontier.defer(self.keys.key_of(host), self.clock() + wait)
             self.stats.inc_value("frontier/retries_deferred")
         self.stats.inc_value("frontier/enqueued")
         return True
@@ -237,9 +237,6 @@ class FrontierScheduler(BaseScheduler):
             if group is not None:
                 self.frontier.set_group(key, group)
             self.frontier.push(key, entry, level)
-
-    def _key_of_host(self, host: str) -> str:
-        return self.keys.key_of(host)
 
     def next_request(self) -> Request | None:
         now = self.clock()
@@ -381,10 +378,10 @@ class FrontierScheduler(BaseScheduler):
         if id(request) in self._handed:
             self._verdicts[id(request)] = verdict
 
-    def _fetch_observed(self, request: Request, result: Any, seconds: float | None = None) -> None:
+    def _fetch_observed(self, request: Request, result: Any) -> None:
         """robots.txt, fetched from inside a middleware: its closed connection counts too."""
         if feedback.closed_keepalive(result):
-            key = self._key_of_host(urlparse_cached(request).hostname or "")
+            key = self.keys.key_of(urlparse_cached(request).hostname or "")
             hold = self.hosts.keepalive_closed(key, self.clock())
             if hold is not None:
                 self._hold(key, hold)
@@ -399,12 +396,12 @@ class FrontierScheduler(BaseScheduler):
 
     def _robots_fetched(self, host: str, status: int | None, crawl_delay: float | None = None,
                         duration: float | None = None) -> None:
-        self.hosts.robots_fetched(self._key_of_host(host or ""), crawl_delay, duration, self.clock())
+        self.hosts.robots_fetched(self.keys.key_of(host or ""), crawl_delay, duration, self.clock())
 
     def rest_after(self, host: str, duration: float) -> float:
         """Seconds ``host`` rests after a fetch of ``duration`` seconds: the minimum interval,
         its Crawl-delay, the duration rule (answers :data:`crawlproj.signals.rest_after`)."""
-        return self.hosts.rest_after(self._key_of_host(host), duration)
+        return self.hosts.rest_after(self.keys.key_of(host), duration)
 
     def url_seen_test(self) -> Any:
         """The dupefilter's cheap membership test, for the spider to skip seen links before it
@@ -418,7 +415,7 @@ class FrontierScheduler(BaseScheduler):
         back (suspended, parked, keep-alive pause) and for how long, its queue, its Crawl-delay."""
         now, out = self.clock(), {}
         for host in hosts:
-            key = self._key_of_host(host)
+            key = self.keys.key_of(host)
             state = self.frontier.key_state(key, now)
             row = {"key": key, **self.hosts.describe(key), **state}
             row["held"] = row["rule"] if row["rule"] in HELD and state.get("due_in", 0) > 0 else None

@@ -1,8 +1,9 @@
 """Each politeness key's state, and what a finished fetch does to it (pure: no Twisted, no I/O).
 
-The frontier (:mod:`crawlproj.frontier.scheduler`) owns one :class:`HostPoliteness` and
-asks it, after each fetch of a key (a host, a domain or an address, ``FRONTIER_KEY``),
-when the key may go again and whether it must be held back longer:
+The Waseda middleware (:mod:`crawlproj.politeness.waseda`) owns the crawl's one
+:class:`HostPoliteness`, records each fetch of a key (a host, a domain or an address,
+``FRONTIER_KEY``) in it and so learns when the key may go again and whether it must be
+held back longer; the frontier enforces that:
 
 * the interval (:class:`~crawlproj.politeness.interval.IntervalPolicy`): the minimum, the
   Waseda rule over the key's last ``WASEDA_WINDOW`` fetches, the Mercator duration rule,
@@ -92,13 +93,13 @@ class HostPoliteness:
         self.rules[key] = interval.rule
         self.intervals[key] = interval
         # The rest runs from the moment the download ended: the server was idle from then.
-        holds = [h for h in (self._failed(key, observed, now), self._session(key, now)) if h is not None]
+        failure = feedback.failure_kind(observed)
+        holds = [h for h in (self._failed(key, failure, now), self._session(key, now)) if h is not None]
         if feedback.closed_keepalive(observed):
             hold = self.keepalive_closed(key, now)
             if hold is not None:
                 holds.append(hold)
-        return FetchVerdict(interval, ended + interval.seconds, tuple(holds), feedback.failure_kind(observed),
-                            backoff is not None)
+        return FetchVerdict(interval, ended + interval.seconds, tuple(holds), failure, backoff is not None)
 
     def unfetched(self, key: str, next_allowed: float) -> float:
         """When ``key`` may go again after a request that never reached the network (robots.txt
@@ -134,9 +135,9 @@ class HostPoliteness:
         self.rules[key] = rule
         return Hold(until, rule, stat)
 
-    def _failed(self, key: str, observed: Any, now: float) -> Hold | None:
+    def _failed(self, key: str, failure: str | None, now: float) -> Hold | None:
         """Count a failed attempt; park a key whose last ``park_after`` all failed."""
-        if feedback.failure_kind(observed) is None:
+        if failure is None:
             self._failures.pop(key, None)
             return None
         failures = self._failures[key] = self._failures.get(key, 0) + 1

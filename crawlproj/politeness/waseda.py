@@ -80,6 +80,10 @@ class WasedaIntervalMiddleware:
         started = self._started.pop(id(request), None)
         if started is None:
             return  # refused before it reached the handler (robots.txt, address safety): no fetch
+        key = request.meta.get("politeness_key")
+        if key is None:
+            self.crawler.signals.send_catch_log(fetch_observed, request=request, result=result)
+            return
         now = time.monotonic()
         seconds = now - started[0]
         busy = loop_busy_seconds()
@@ -91,10 +95,5 @@ class WasedaIntervalMiddleware:
                 seconds -= held
         # A render's time is mostly the browser's; the server's is its longest sub-request.
         seconds = request.meta.get("render_server_seconds", seconds)
-        key = request.meta.get("politeness_key")
-        signals = self.crawler.signals
-        if key is None:
-            signals.send_catch_log(fetch_observed, request=request, result=result, seconds=seconds)
-            return
         verdict = self.hosts.fetched(key, result, seconds, now, now, time.time())
-        signals.send_catch_log(host_rest, request=request, verdict=verdict)
+        self.crawler.signals.send_catch_log(host_rest, request=request, verdict=verdict)

@@ -98,7 +98,10 @@ class StorePipeline:
             self.crawler.signals.send_catch_log(crawl_signals.pages_committed, urls=urls)
 
     def _flush_kept(self) -> defer.Deferred | None:
-        """The periodic flush: a failed write is logged and its rows kept for the next tick."""
+        """The periodic flush: a failed write is logged and its rows kept for the next tick.
+        While a batch is being written, nothing: the rows wait for the next batch."""
+        if self._writing is not None:
+            return None
         writing = self.flush()
         if writing is not None:
             writing.addErrback(lambda failure: logger.error("store commit failed (rows kept): %s", failure.value))
