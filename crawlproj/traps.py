@@ -14,7 +14,7 @@ downloader to requests that were not links: redirects, sitemaps, seeds):
 * **Query parameters**: more than ``QUERY_MAX_PARAMS`` is a generated URL.
 
 URL length and session ids are handled by the canonicaliser, the per-site cap
-(``MAX_PAGES_PER_HOST``) by the frontier, which alone knows which URLs are new.
+(``MAX_PAGES_PER_HOST``, :class:`SiteCap`) by the frontier, which alone knows which URLs are new.
 Each drop is counted in stats as ``traps/<defence>``.
 """
 
@@ -49,6 +49,22 @@ def query_params(url: str) -> int:
 
 def compile_patterns(patterns: Iterable[str]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in patterns) or r"(?!)", re.IGNORECASE)
+
+
+class SiteCap:
+    """The per-site cap (``MAX_PAGES_PER_HOST``; 0 is none): :meth:`admit` says whether a
+    host may have one more new URL, counting it if so. The frontier asks, since it alone
+    knows which URLs are new."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.admitted: Counter[str] = Counter()  # host -> new URLs admitted
+
+    def admit(self, host: str) -> bool:
+        if self.cap and self.admitted[host] >= self.cap:
+            return False
+        self.admitted[host] += 1
+        return True
 
 
 class TrapDefenceMiddleware:

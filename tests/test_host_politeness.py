@@ -83,3 +83,13 @@ def test_keys_by_host_domain_or_address_and_entries_wait_for_the_address():
     capped = PolitenessKeys("host", per_ip=1)
     capped.admit("b.test", 0, {"u": 3})
     assert capped.resolved("b.test", "192.0.2.8") == [("b.test", "192.0.2.8", 0, {"u": 3})]  # grouped by address
+
+
+def test_a_retry_waits_a_jittered_exponential_back_off_up_to_its_maximum():
+    h = hosts(retry_backoff=(2.0, 10.0))
+    for retries, base in ((1, 2.0), (2, 4.0), (3, 8.0), (4, 10.0), (9, 10.0)):
+        waits = [h.retry_hold(retries, now=50.0).until - 50.0 for _ in range(200)]
+        assert 0.5 * base <= min(waits) and max(waits) <= 1.5 * base
+        assert max(waits) - min(waits) > 0.2 * base  # jittered, not in step
+    hold = h.retry_hold(1, now=0.0)
+    assert (hold.rule, hold.stat) == ("retry", "frontier/retries_deferred") and "a" not in h.rules

@@ -222,6 +222,37 @@ def test_opt_out_list_matching_and_hot_reload(tmp_path):
     assert len(source.reload()) == 2
 
 
+def test_the_opt_out_gate_refuses_counts_logs_each_host_once_and_keeps_the_last_good_list(tmp_path, caplog):
+    from scrapy.statscollectors import MemoryStatsCollector
+    from scrapy.utils.test import get_crawler
+
+    from crawlproj.politeness.opt_out import OptOutGate
+
+    path = tmp_path / "opt_out.txt"
+    path.write_text("h1.sandbox.test\n")
+    stats, now = MemoryStatsCollector(get_crawler()), [0.0]
+    gate = OptOutGate(OptOutSource(str(path)), every=60.0, stats=stats, clock=lambda: now[0])
+    gate.reload()
+    with caplog.at_level("WARNING"):
+        refused = [gate.refuses(f"http://h1.sandbox.test/{i}", "h1.sandbox.test", "t/refused") for i in range(3)]
+    assert refused == [True] * 3 and not gate.refuses("http://h2.sandbox.test/", "h2.sandbox.test", "t/refused")
+    assert stats.get_value("t/refused") == 3 and caplog.text.count("h1.sandbox.test is excluded") == 1
+    path.write_text("h2.sandbox.test\n")
+    os.utime(path, (1, 1))
+    gate.reload_if_due()  # not due yet: the old list holds
+    assert gate.refuses("http://h1.sandbox.test/", "h1.sandbox.test", "t/refused")
+    now[0] = 61.0
+    gate.reload_if_due()
+    assert not gate.refuses("http://h1.sandbox.test/", "h1.sandbox.test", "t/refused")
+    assert gate.refuses("http://h2.sandbox.test/", "h2.sandbox.test", "t/refused")
+    path.unlink()
+    path.mkdir()  # unreadable as a file: the last good list stays
+    with caplog.at_level("ERROR"):
+        gate.reload()
+    assert "opt-out list unreadable" in caplog.text
+    assert gate.refuses("http://h2.sandbox.test/", "h2.sandbox.test", "t/refused")
+
+
 def test_opt_out_list_from_a_redis_set(redis_server, tmp_path):
     import redis
 

@@ -104,6 +104,27 @@ def test_journal_replays_pending_records_once_and_cuts_a_torn_tail(tmp_path):
     assert [r[4]["url"] for r in journal.replay()] == pending[1:]
 
 
+def test_resume_rebuilds_from_every_record_requeues_the_pending_and_compacts(tmp_path):
+    journal = FrontierJournal(str(tmp_path / "j"))
+    journal.open()
+    for i in range(6):
+        journal.append((fingerprint(f"http://h/{i}"), False, "h", 0, {"url": f"http://h/{i}"}))
+    journal.complete([fingerprint("http://h/1"), fingerprint("http://h/4")])
+    journal.close()
+    seen, requeued, checkpoints = [], [], []
+    pending, recorded = journal.resume(seen.append, requeued.append, lambda: checkpoints.append(len(requeued)))
+    assert (pending, recorded, len(seen)) == (4, 6, 6)
+    assert [r[4]["url"] for r in requeued] == [f"http://h/{i}" for i in (0, 2, 3, 5)]
+    assert checkpoints == [4]  # the URL-seen state is saved after every pending record was requeued
+    journal.append((fingerprint("http://h/6"), False, "h", 0, {"url": "http://h/6"}))  # open for writing again
+    journal.close()
+    assert [r[4]["url"] for r in journal.replay()] == [f"http://h/{i}" for i in (0, 2, 3, 5, 6)]
+    # Without a checkpoint (a dupefilter that cannot save itself) the whole log is kept.
+    assert journal.resume(lambda r: None, lambda r: None, None) == (5, 5)
+    journal.close()
+    assert sum(1 for _ in journal._read_records()) == 5
+
+
 def test_spilled_queues_and_a_clean_stop_resume_to_the_exact_crawl(sandbox_factory, tmp_path):
     # Tiny buffers force nearly every queued request through the disk segments.
     sandbox = sandbox_factory("--hosts", "8", "--pages", "25")

@@ -1,6 +1,6 @@
 """Trap rules (pure)."""
 
-from crawlproj.traps import compile_patterns, is_dynamic, query_params, repeated_segments
+from crawlproj.traps import SiteCap, compile_patterns, is_dynamic, query_params, repeated_segments
 
 
 def test_dynamic_pages_by_query_or_pattern():
@@ -51,3 +51,10 @@ def test_redirects_through_dynamic_urls_meet_the_cgi_hop_limit_in_the_downloader
     assert hops.process_request(static) is None and static.meta["cgi_hops"] == 2
     onwards = follow(static, "http://h.test/cal.cgi?d=9")
     assert hops.process_request(onwards) is None and onwards.meta["cgi_hops"] == 0
+
+
+def test_the_site_cap_admits_that_many_new_urls_per_host():
+    cap = SiteCap(3)
+    assert [cap.admit("a") for _ in range(5)] == [True, True, True, False, False]
+    assert cap.admit("b") and cap.admitted == {"a": 3, "b": 1}
+    assert all(SiteCap(0).admit("a") for _ in range(100))  # 0 is no cap

@@ -34,15 +34,8 @@ class DistributedScheduler(FrontierScheduler):
     def __init__(self, crawler: Crawler, dupefilter: BaseDupeFilter) -> None:
         super().__init__(crawler, dupefilter)
         s = crawler.settings
-        self.worker = connection.worker_id(s)
         self.heartbeat_every = s.getfloat("WORKER_HEARTBEAT")
         self.partition_lease = s.getfloat("PARTITION_LEASE")
-        self.frontier = RedisFrontier(
-            connection.from_settings(s), s.get("REDIS_PREFIX"), self.worker,
-            partitions=s.getint("FRONTIER_PARTITIONS"), levels=s.getint("FRONTIER_LEVELS"),
-            batch=s.getint("REDIS_POP_BATCH"), lease_seconds=s.getfloat("HOST_LEASE"),
-            worker_ttl=s.getfloat("WORKER_TTL"), poll_seconds=s.getfloat("REDIS_POLL_SECONDS"),
-            shared=s.getbool("REDIS_SHARED_PARTITIONS"), clock=self.clock, group_cap=self.per_ip)
         # Importance state must follow a URL to whichever worker fetches it: a hash for all of them.
         for component, _ in self.prioritizer.components:
             if component.name in SHARED:
@@ -55,8 +48,15 @@ class DistributedScheduler(FrontierScheduler):
     def _build_journal(self, jobdir: str | None) -> None:
         return None  # Redis is the journal: nothing local to create, even with a JOBDIR
 
-    def _build_frontier(self, s: Any, levels: int, active: int) -> Any:
-        return None  # replaced in __init__: no local queues or spill files
+    def _build_frontier(self, s: Any, levels: int) -> RedisFrontier:
+        """The shared frontier in Redis: no local queues or spill files."""
+        self.worker = connection.worker_id(s)
+        return RedisFrontier(
+            connection.from_settings(s), s.get("REDIS_PREFIX"), self.worker,
+            partitions=s.getint("FRONTIER_PARTITIONS"), levels=levels,
+            batch=s.getint("REDIS_POP_BATCH"), lease_seconds=s.getfloat("HOST_LEASE"),
+            worker_ttl=s.getfloat("WORKER_TTL"), poll_seconds=s.getfloat("REDIS_POLL_SECONDS"),
+            shared=s.getbool("REDIS_SHARED_PARTITIONS"), clock=self.clock, group_cap=self.keys.per_ip)
 
     def open(self, spider: Spider) -> None:
         super().open(spider)
@@ -72,7 +72,7 @@ class DistributedScheduler(FrontierScheduler):
         self.stats.set_value("distributed/leases_expired", self.frontier.leases_expired)
         if owned != before:
             logger.info("worker %s holds %d partitions", self.worker, len(owned))
-            self._wake()
+            self.waker.now()
 
     def close(self, reason: str) -> None:
         if self._heartbeat is not None and self._heartbeat.running:

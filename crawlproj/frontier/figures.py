@@ -1,4 +1,4 @@
-"""The frontier's figures for the crawl stats (pure: read from a Frontier, no Scrapy)."""
+"""The frontier's figures for the crawl stats and the dashboard (pure: read from a Frontier, no Scrapy)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from ..politeness.hosts import HELD, HostPoliteness
+from ..politeness.keys import PolitenessKeys
 from .protocol import Frontier
 
 
@@ -25,6 +27,21 @@ def frontier_figures(f: Frontier, now: float, spill: Any = None) -> dict[str, An
     if f.hold_expired:
         figures["ordering/focus_waits_expired"] = f.hold_expired
     return figures
+
+
+def host_rows(f: Frontier, hosts: HostPoliteness, keys: PolitenessKeys, names: Iterable[str],
+              now: float) -> dict[str, dict]:
+    """Each named host's politeness state for the dashboard: its key, the interval in force,
+    the rule that set it and every rule's part, whether it is held back (suspended, parked,
+    keep-alive pause) and for how long, its queue, its Crawl-delay."""
+    out = {}
+    for name in names:
+        key = keys.key_of(name)
+        state = f.key_state(key, now)
+        row = {"key": key, **hosts.describe(key), **state}
+        row["held"] = row["rule"] if row["rule"] in HELD and state.get("due_in", 0) > 0 else None
+        out[name] = row
+    return out
 
 
 class RuleCounts:

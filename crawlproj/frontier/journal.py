@@ -183,6 +183,32 @@ class FrontierJournal:
             pass
         return count
 
+    def resume(self, seen: Callable[[Record], None], requeue: Callable[[Record], None],
+               checkpoint: Callable[[], None] | None) -> tuple[int, int]:
+        """Replay the log into a new process and open it for writing: ``seen`` is called on
+        every record (the URL-seen state and the per-site counts are rebuilt from them),
+        ``requeue`` on each pending one. With ``checkpoint`` (it saves the URL-seen state)
+        the log is compacted to the pending records; without it the whole log is kept.
+        Returns (pending, recorded)."""
+        recorded = 0
+
+        def count(record: Record) -> None:
+            nonlocal recorded
+            recorded += 1
+            seen(record)
+
+        def pending() -> Iterator[Record]:
+            for record in self.replay(seen=count):
+                requeue(record)
+                yield record
+
+        if checkpoint is not None:
+            waiting = self.compact(pending(), checkpoint)
+        else:
+            waiting = sum(1 for _ in pending())
+        self.open()
+        return waiting, recorded
+
     def close(self) -> None:
         for fh in (self._enqueued, self._completed):
             if fh is not None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import tempfile
 import shutil
 import zlib
 from collections import deque
@@ -43,6 +44,18 @@ class SegmentStore:
         self.disk_bytes = 0  # bytes in segment files that still exist
         self.disk_entries = 0  # entries in chunks not yet read back
         self._open_segment()
+
+    @classmethod
+    def from_settings(cls, s: Any) -> SegmentStore | None:
+        """The crawl's store: in ``FRONTIER_SPILL_DIR``, else ``JOBDIR/frontier/spill``, else a
+        temporary directory; none when ``FRONTIER_FRONT_BUFFER`` or ``FRONTIER_BACK_BUFFER``
+        is 0 (queues stay in memory)."""
+        if not (s.getint("FRONTIER_FRONT_BUFFER") and s.getint("FRONTIER_BACK_BUFFER")):
+            return None
+        jobdir = s.get("JOBDIR")
+        directory = s.get("FRONTIER_SPILL_DIR") or (
+            os.path.join(jobdir, "frontier", "spill") if jobdir else tempfile.mkdtemp(prefix="crawlproj-spill-"))
+        return cls(directory, segment_bytes=s.getint("FRONTIER_SEGMENT_BYTES"))
 
     def _path(self, segment: int) -> str:
         return os.path.join(self.directory, f"{segment:08d}.seg")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Any
 
 from pybloom_live import BloomFilter
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.dupefilters import BaseDupeFilter
+from scrapy.utils.request import request_from_dict
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +79,16 @@ def key_of(method: str, url: str, body: bytes) -> str:
     if method == "GET" and not body:
         return url
     return f"{method} {url} {body.hex()}"
+
+
+def mark_seen(dupefilter: BaseDupeFilter, entry: dict, spider: Any = None) -> None:
+    """Mark a queued entry's URL seen (a journal replay): by its key where the dupefilter
+    can (``mark_seen_key``), else through Scrapy's ``request_seen`` on a rebuilt request."""
+    mark = getattr(dupefilter, "mark_seen_key", None)
+    if mark is not None:
+        mark(key_of(entry["method"], entry["url"], entry["body"]))
+    else:
+        dupefilter.request_seen(request_from_dict(entry, spider=spider))
 
 
 class BloomDupeFilter(BaseDupeFilter):

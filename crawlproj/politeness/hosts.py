@@ -10,11 +10,12 @@ held back longer; the frontier enforces that:
   robots.txt's ``Crawl-delay`` and a server's back-off (429/503 with ``Retry-After``);
 * holds beyond it (seed 004): parked after ``HOST_PARK_AFTER`` failures in a row,
   suspended after ``SUSPEND_AFTER_SECONDS`` / ``SUSPEND_AFTER_PAGES`` of continuous
-  crawling, paused after the server closes keep-alive.
+  crawling, paused after the server closes keep-alive, and backed off before a retry.
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,13 +54,16 @@ class HostPoliteness:
                  backoff_statuses: frozenset[int] = frozenset({429, 503}), backoff_default: float = 60.0,
                  backoff_max: float = 3600.0, park_after: int = 0, park_for: float = 0.0,
                  suspend_after: tuple[float, int] = (0.0, 0), suspend_for: float = 0.0,
-                 keepalive_pause: float = 0.0) -> None:
+                 keepalive_pause: float = 0.0, retry_backoff: tuple[float, float] = (0.0, 0.0),
+                 rng: random.Random | None = None) -> None:
         self.policy = policy
         self.window_size, self.waseda_min_bytes = window_size, waseda_min_bytes
         self.backoff_statuses, self.backoff_default, self.backoff_max = backoff_statuses, backoff_default, backoff_max
         self.park_after, self.park_for = park_after, park_for
         self.suspend_after, self.suspend_for = suspend_after, suspend_for
         self.keepalive_pause = keepalive_pause
+        self.retry_base, self.retry_max = retry_backoff
+        self.rng = rng or random.Random()
         self.rules: dict[str, str] = {}  # key -> the rule that set its current rest
         self.intervals: dict[str, Interval] = {}  # key -> its last interval (with every rule's part)
         self.crawl_delay: dict[str, float] = {}
@@ -74,7 +78,7 @@ class HostPoliteness:
                    frozenset(int(x) for x in s.getlist("BACKOFF_STATUSES")), s.getfloat("BACKOFF_DEFAULT"),
                    s.getfloat("BACKOFF_MAX"), s.getint("HOST_PARK_AFTER"), s.getfloat("HOST_PARK_FOR"),
                    (s.getfloat("SUSPEND_AFTER_SECONDS"), s.getint("SUSPEND_AFTER_PAGES")), s.getfloat("SUSPEND_FOR"),
-                   s.getfloat("KEEPALIVE_CLOSE_PAUSE"))
+                   s.getfloat("KEEPALIVE_CLOSE_PAUSE"), (s.getfloat("RETRY_BACKOFF_BASE"), s.getfloat("RETRY_BACKOFF_MAX")))
 
     def fetched(self, key: str, observed: Any, duration: float, ended: float, now: float,
                 wall_now: float) -> FetchVerdict:
@@ -121,6 +125,13 @@ class HostPoliteness:
         """The server closed keep-alive: rest the key (seed 004), when that is on."""
         return self._hold(key, now + self.keepalive_pause, "keepalive", "frontier/keepalive_pauses") \
             if self.keepalive_pause else None
+
+    def retry_hold(self, retries: int, now: float) -> Hold:
+        """A request's ``retries``-th retry is never sent straight back: its key waits an
+        exponential back-off (``RETRY_BACKOFF_BASE`` doubling, up to ``RETRY_BACKOFF_MAX``),
+        jittered by 0.5-1.5x so retries to one host do not come back in step."""
+        wait = min(self.retry_max, self.retry_base * 2 ** (retries - 1)) * self.rng.uniform(0.5, 1.5)
+        return Hold(now + wait, "retry", "frontier/retries_deferred")
 
     def describe(self, key: str) -> dict[str, Any]:
         """The interval in force and every rule's part, the rule that set the rest, the Crawl-delay."""

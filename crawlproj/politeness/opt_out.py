@@ -8,14 +8,20 @@ One entry a line (``#`` starts a comment):
 :class:`OptOutList` is the matching (pure). :class:`OptOutSource` reads a file
 (``OPT_OUT_FILE``) and, in distributed mode, a Redis set of the same lines,
 again whenever the file's modification time changes or the set's size does,
-so the list is hot-reloaded without a restart. The frontier drops queued URLs
-it matches when they come up (a request already in flight finishes).
+so the list is hot-reloaded without a restart. Through :class:`OptOutGate` the frontier
+refuses new URLs the list matches and drops queued ones when they come up (a request
+already in flight finishes).
 """
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+logger = logging.getLogger(__name__)
 
 
 class OptOutList:
@@ -88,3 +94,40 @@ class OptOutSource:
             return None
         self.current = OptOutList([*self._file_lines, *(self._members or ())])
         return self.current
+
+
+class OptOutGate:
+    """The frontier's use of the list: :meth:`refuses` a URL the list excludes (counting it
+    under the caller's stat and logging each excluded host once), and :meth:`reload_if_due`
+    re-reads the source every ``every`` seconds (an unreadable list keeps the last good one)."""
+
+    def __init__(self, source: OptOutSource, every: float, stats: Any, clock: Callable[[], float] = time.monotonic):
+        self.source, self.every, self.stats, self.clock = source, every, stats, clock
+        self._read_at = float("-inf")
+        self._logged: set[str] = set()  # hosts whose exclusion was logged since the list changed
+
+    def refuses(self, url: str, host: str, stat: str) -> bool:
+        rule = self.source.current.rule_for(url, host)
+        if rule is None:
+            return False
+        self.stats.inc_value(stat)
+        if host not in self._logged:
+            self._logged.add(host)
+            logger.warning("opt-out: %s is excluded (entry %r); its queued URLs are dropped", host, rule)
+        return True
+
+    def reload_if_due(self) -> None:
+        if self.clock() - self._read_at >= self.every:
+            self.reload()
+
+    def reload(self) -> None:
+        self._read_at = self.clock()
+        try:
+            fresh = self.source.reload()
+        except Exception as exc:  # noqa: BLE001 - an unreadable list keeps the last good one
+            logger.error("opt-out list unreadable, keeping the last one: %s", exc)
+            return
+        if fresh is not None:
+            self._logged.clear()
+            self.stats.set_value("frontier/opt_out_entries", len(fresh))
+            logger.info("opt-out list: %d entries", len(fresh))
