@@ -18,6 +18,15 @@
    with one context throughout.
 3. **Auto mode** on the sandbox's JavaScript mix (``--js-mix``): how many pages
    were rendered, and that no static page was.
+4. **Detection on real pages.** The rule of ``crawlproj.rendering.detect`` against the
+   truth, on a mix of real static pages (``--detect-per-site`` pages spread over each of
+   the five Debian documentation sites) and real single-page apps (Swagger UI, Redoc and
+   docsify from npm, with ``--apis`` OpenAPI documents each for the first two), all served
+   by nginx. A page's truth is what Chromium shows: it needs rendering when its rendered
+   DOM has materially more main text than its static HTML (the per-host evidence's own
+   test, ``Comparison.gain``). ``precision`` and ``recall`` of the rule, and its cost per
+   page (``judge_ms_median``, ``_mean``, ``_p99``: on the page's shared parse, as in a crawl).
+   ``--only detection`` runs this part alone.
 
 Prints one JSON line.
 """
@@ -39,6 +48,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crawlproj.rendering.browser import browser_rss, descendants  # noqa: E402
 from crawlproj.sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command  # noqa: E402
+from crawlproj.sandbox import docsites, spa_apps  # noqa: E402
+from crawlproj.sandbox.servers import NginxServer  # noqa: E402
 
 INTERVAL = 0.05
 
@@ -97,11 +108,70 @@ def crawl(sandbox: SandboxProcess, workdir: Path, **settings: object) -> dict:
     }
 
 
+def detection(work: Path, per_site: int, apis: int) -> dict:
+    """Part 4: the rule's precision and recall on real pages, against what Chromium shows."""
+    import urllib.request
+
+    from playwright.sync_api import sync_playwright
+    from w3lib.encoding import html_to_unicode
+
+    from crawlproj.content.main_text import main_text
+    from crawlproj.content.page import ParsedPage
+    from crawlproj.rendering.browser import find_chromium
+    from crawlproj.rendering.detect import needs_rendering
+    from crawlproj.rendering.hosts import Comparison
+
+    docsites.ensure_installed()
+    apps = spa_apps.build_sites(work / "apps", apis=apis)
+    pages = spa_apps.api_pages(apps) + [(site.name, "/" + str(f.relative_to(site.root)))
+                                        for site in docsites.SITES for f in docsites.html_files(site, per_site)]
+    counts: dict[tuple[bool, bool], int] = {}
+    judge_ms, wrong = [], []
+    rules = f"MAP *.{docsites.DOMAIN} 127.0.0.1, MAP *.{spa_apps.DOMAIN} 127.0.0.1"
+    with NginxServer({**apps, **{s.name: s.root for s in docsites.SITES}}) as nginx, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=find_chromium(""), args=[f"--host-resolver-rules={rules}"])
+        tab = browser.new_page()
+        for host, path in pages:
+            url = f"http://{host}:{nginx.port}{path}"
+            with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{nginx.port}{path}",
+                                                               headers={"Host": host}), timeout=60) as r:
+                body, content_type = r.read(), r.headers.get("Content-Type", "")
+            encoding, text = html_to_unicode(content_type, body)
+            page = ParsedPage(text)
+            page.links  # noqa: B018 - the spider's read of the shared parse comes first in a crawl
+            started = time.perf_counter()
+            verdict = needs_rendering(page)
+            judge_ms.append(1000 * (time.perf_counter() - started))
+            tab.goto(url, wait_until="networkidle", timeout=60_000)
+            tab.wait_for_timeout(300)
+            dom = tab.content().encode("utf-8")
+            truth = Comparison(page.anchor_count, len(main_text(body, encoding)), ParsedPage(dom.decode()).anchor_count,
+                               len(main_text(dom, "utf-8"))).gain()
+            counts[(verdict.needs, truth)] = counts.get((verdict.needs, truth), 0) + 1
+            if verdict.needs != truth:
+                wrong.append(f"{host}{path}")
+        browser.close()
+    tp, fp, fn = counts.get((True, True), 0), counts.get((True, False), 0), counts.get((False, True), 0)
+    judge_ms.sort()
+    return {"pages": len(pages), "spa_pages": tp + fn, "static_pages": len(pages) - tp - fn,
+            "precision": round(tp / (tp + fp), 3) if tp + fp else None,
+            "recall": round(tp / (tp + fn), 3) if tp + fn else None,
+            "judge_ms_median": round(statistics.median(judge_ms), 4), "judge_ms_mean": round(statistics.fmean(judge_ms), 3),
+            "judge_ms_p99": round(judge_ms[int(0.99 * (len(judge_ms) - 1))], 3), "misjudged": wrong[:10]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=40)
     parser.add_argument("--pages-total", type=int, default=320)
+    parser.add_argument("--detect-per-site", type=int, default=40)
+    parser.add_argument("--apis", type=int, default=8)
+    parser.add_argument("--only", choices=("detection",))
     args = parser.parse_args()
+    if args.only == "detection":
+        with tempfile.TemporaryDirectory(prefix="bench-render-") as tmp:
+            print(json.dumps({"bench": "render", "detection": detection(Path(tmp), args.detect_per_site, args.apis)}))
+        return
     per_host = max(1, args.pages_total // args.hosts)
     web_args = ["--hosts", str(args.hosts), "--pages", str(per_host), "--no-robots-mix", "--cross-host", "0.05",
                 "--out-links", "4"]
@@ -115,6 +185,7 @@ def main() -> None:
             no_rotation = crawl(sandbox, work / "no_rotation", RENDER_MODE="always", RENDER_CONTEXT_MAX_PAGES=0)
         with SandboxProcess(*web_args, "--js-mix", seeds_file=work / "seeds-js.txt") as sandbox:
             auto = crawl(sandbox, work / "auto", RENDER_MODE="auto")
+        found = detection(work, args.detect_per_site, args.apis)
     growth = lambda r: (r["browser_rss_end_bytes"] - r["browser_rss_start_bytes"]  # noqa: E731
                         if r["browser_rss_start_bytes"] is not None else None)
     out.update(
@@ -127,6 +198,7 @@ def main() -> None:
         browser_rss_growth_bytes_no_rotation=growth(no_rotation),
         static=static, rendered=rendered, no_rotation=no_rotation,
         auto_js_mix={k: auto[k] for k in ("pages", "rendered", "static_pages", "pages_per_s")},
+        detection=found,
     )
     print(json.dumps(out))
 

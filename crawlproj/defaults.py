@@ -274,8 +274,9 @@ RENDER_MAX_PAGES: number(int, 1) = 4
 RENDER_NAVIGATION_TIMEOUT: number(float, 0, inclusive=False) = 30.0
 #: Seconds for the whole render, navigation included.
 RENDER_TIMEOUT: number(float, 0, inclusive=False) = 60.0
-#: The DOM is read once no sub-request has been pending for this many seconds (a fetch()
-#: started by a script is waited for), or after RENDER_IDLE_TIMEOUT at most.
+#: The DOM is read once the app has settled: no sub-request pending (a fetch() started by a
+#: script is waited for) and no change to the DOM's nodes or text (a MutationObserver) for
+#: this many seconds; or after RENDER_IDLE_TIMEOUT at most.
 RENDER_IDLE_SECONDS: number(float, 0) = 0.3
 RENDER_IDLE_TIMEOUT: number(float, 0) = 10.0
 #: A fresh browser context after this many pages (bounds the browser's memory). 0: never.
@@ -286,13 +287,18 @@ RENDER_BLOCK_RESOURCE_TYPES: string_list = ["image", "media", "font", "styleshee
 #: Let a rendered page fetch from other hosts. Off: those requests would bypass the
 #: frontier's one-request-per-host rule for the other host.
 RENDER_OTHER_HOSTS: boolean = False
-#: Detection on the static HTML: "little text" is fewer than RENDER_MIN_TEXT visible
-#: characters, "few links" fewer than RENDER_MIN_LINKS, "much script" RENDER_SCRIPT_RATIO x the text.
+#: The rule on the static HTML: a page is rendered when it shows fewer than RENDER_MIN_TEXT
+#: characters of visible text (in three pieces at most) and fewer than RENDER_MIN_LINKS
+#: links, and loads script. A render shows more when it adds a quarter of RENDER_MIN_TEXT
+#: characters, and a quarter, to the page's main text.
 RENDER_MIN_TEXT: number(int, 0) = 200
 RENDER_MIN_LINKS: number(int, 0) = 3
-RENDER_SCRIPT_RATIO: number(float, 0) = 4.0
-#: A host switches to direct rendering after this many pages in a row needed it, and back.
+#: A host's rendering mode switches after this many pages in a row show it is wrong
+#: (rendered pages that gained or did not, pages judged dynamic that gained nothing).
 RENDER_HOST_SWITCH: number(int, 1) = 3
+#: Of each host's pages that the rule leaves static (and that load script), the first this
+#: many are also rendered as evidence, then the 4th, 8th, 16th... 0: only powers of two.
+RENDER_SAMPLE_FIRST: number(int, 0) = 2
 
 # -- storage -----------------------------------------------------------------
 #: Where pages, links, hosts and errors go. sqlite:///relative/path or sqlite:////absolute/path.

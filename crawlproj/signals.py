@@ -41,6 +41,11 @@ store_committing = object()
 #: interval, rule and queue; the revisit pipeline: the server load index); the dashboard merges them.
 describe_hosts = object()
 
+#: A host's rendering evidence changed (:mod:`crawlproj.rendering.hosts`). Arguments: ``host``
+#: and ``row`` (its mode, comparisons, gains, missed, overreached and the reason for the mode).
+#: The store keeps the last row of each host (``render_hosts``), for the report.
+render_evidence = object()
+
 #: The spider asks, once, how to tell a URL the URL-seen filter already holds. No arguments.
 #: The frontier answers with a cheap ``seen(url) -> bool`` that never adds (a True answer
 #: means the frontier would drop the link), or None when every link must reach it (an

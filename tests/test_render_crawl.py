@@ -34,8 +34,9 @@ def test_javascript_pages_are_rendered_politely_and_static_pages_never(sandbox_f
     assert stats["render/static_pages"] >= sum(1 for _, r, _, _ in pages.values() if not r)
     records = sandbox.records()
     page_fetches = Counter((r.host, r.path) for r in records if r.path != "/robots.txt")
-    # Static hosts: each page fetched exactly once. JavaScript hosts: static-first until the host
-    # switches to direct rendering after RENDER_HOST_SWITCH shells, then one fetch a page.
+    # Static hosts: each page fetched exactly once (their pages load no script: nothing to sample).
+    # JavaScript hosts: static-first until the host switches to direct rendering after
+    # RENDER_HOST_SWITCH shells, then one fetch a page.
     for (host, path), n in page_fetches.items():
         if host not in js_hosts:
             assert n == 1, (host, path, n)
@@ -43,7 +44,11 @@ def test_javascript_pages_are_rendered_politely_and_static_pages_never(sandbox_f
         documents = sum(n for (h, p), n in page_fetches.items() if h == host and not p.startswith(("/static/", "/api/")))
         stored = sum(1 for h, *_ in pages.values() if h == host)
         assert stored <= documents <= stored + 2, (host, documents, stored)
-    assert stats["render/hosts_to_direct"] == len({h for h, r, *_ in pages.values() if r})
+    rendered_hosts = {h for h, r, *_ in pages.values() if r}
+    assert stats["render/hosts_to_render"] == len(rendered_hosts)
+    assert {k.split("/", 2)[2] for k in stats if k.startswith("render/host_mode/")} == rendered_hosts
+    # Every render was compared with its page's static HTML, and each showed more.
+    assert stats["render/evidence/comparisons"] == stats["render/evidence/gains"] == stats["render/rendered"]
     # The browser's sub-requests reached the server only as scripts and JSON; images and CSS were blocked.
     paths = {path for _, path in page_fetches}
     assert "/static/app.js" in paths and any(p.startswith("/api/") for p in paths)

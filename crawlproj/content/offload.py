@@ -90,11 +90,13 @@ class PageWorkers:
 _workers: WeakKeyDictionary = WeakKeyDictionary()
 
 
-def _parse(text: str, budget: PageBudget, judged: bool) -> ParsedPage:
+def _parse(text: str, budget: PageBudget, judged: int | None) -> ParsedPage:
     page = ParsedPage(text, budget)
     page.links, page.title  # noqa: B018 - read here, in the thread, not on the reactor
-    if judged:  # what the render decision reads (its visible text held the reactor up to 200 ms)
-        page.visible_text_chars, page.inline_script_bytes  # noqa: B018
+    # What the render decision will read past the links (a large page's visible text held the
+    # reactor up to 200 ms): only on pages with fewer links than settle it.
+    if judged is not None and page.anchor_count < judged:
+        page.visible_text_chars, page.scripts  # noqa: B018
     return page
 
 
@@ -109,7 +111,9 @@ class PageParseMiddleware:
         self.stats = crawler.stats
         self.workers = PageWorkers.of(crawler)
         self.budget = page_budget(crawler.settings)
-        self.judged = crawler.settings.get("RENDER_MODE") == "auto"
+        # RENDER_MIN_LINKS when the render decision judges pages (auto mode), else None.
+        auto = crawler.settings.get("RENDER_MODE") == "auto"
+        self.judged = crawler.settings.getint("RENDER_MIN_LINKS") if auto else None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageParseMiddleware:

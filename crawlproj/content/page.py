@@ -33,6 +33,28 @@ def clean(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+#: ``<script type>`` values that make a script: none, ``module`` and the HTML standard's
+#: JavaScript MIME types. Any other type is a data block, which no browser runs.
+SCRIPT_TYPES = frozenset({
+    "", "module", "application/ecmascript", "application/javascript", "application/x-ecmascript",
+    "application/x-javascript", "text/ecmascript", "text/javascript", "text/javascript1.0", "text/javascript1.1",
+    "text/javascript1.2", "text/javascript1.3", "text/javascript1.4", "text/javascript1.5", "text/jscript",
+    "text/livescript", "text/x-ecmascript", "text/x-javascript"})
+
+
+@dataclass(frozen=True)
+class Scripts:
+    """A page's scripts: external (``src``), inline (with their characters), and how many are modules."""
+
+    external: int
+    inline: int
+    inline_bytes: int
+    module: int
+
+    def __bool__(self) -> bool:
+        return bool(self.external or self.inline)
+
+
 @dataclass(frozen=True)
 class ExtractedLink:
     """A link of a page: its URL (as written in :attr:`ParsedPage.links`, canonical once
@@ -130,22 +152,38 @@ class ParsedPage:
                      for node in root.css(", ".join(INVISIBLE)))
         return max(0, total - hidden)
 
-    @cached_property
-    def inline_script_bytes(self) -> int:
-        """Characters of inline script (``<script>`` without ``src``)."""
-        return sum(len(node.text(deep=True)) for node in self.tree.css("script:not([src])"))
+    def text_pieces(self, limit: int) -> int:
+        """Visible text nodes of the body (whitespace-only and invisible ones left out), counted
+        up to ``limit``: a Python walk, for small pages only (the detector's shell test)."""
+        root = self.tree.body
+        count = 0
+        for node in root.traverse(include_text=True) if root is not None else ():
+            if node.tag != "-text" or not node.text_content.strip():
+                continue
+            parent = node.parent
+            while parent is not None and parent.tag not in INVISIBLE:
+                parent = parent.parent
+            if parent is None:
+                count += 1
+                if count >= limit:
+                    break
+        return count
 
     @cached_property
-    def external_scripts(self) -> int:
-        """``<script src>`` elements."""
-        return len(self.tree.css("script[src]"))
-
-    def noscript_texts(self) -> list[str]:
-        return [node.text(deep=True) for node in self.tree.css("noscript")]
-
-    def empty_nodes(self, selector: str) -> bool:
-        """Whether any node matching ``selector`` has no element child and no text."""
-        for node in self.tree.css(selector):
-            if node.child is None or (not node.css_first("*") and not node.text(deep=True).strip()):
-                return True
-        return False
+    def scripts(self) -> Scripts:
+        """The page's scripts, classic or module, external or inline (data blocks left out)."""
+        external = inline = inline_bytes = module = 0
+        for node in self.tree.css("script"):
+            attrs = node.attributes
+            kind = (attrs.get("type") or "").split(";")[0].strip().lower()
+            if kind not in SCRIPT_TYPES:
+                continue  # a data block: JSON-LD, an import map, a template
+            module += kind == "module"
+            if (attrs.get("src") or "").strip():
+                external += 1
+            else:
+                text = node.text(deep=True)
+                if text.strip():
+                    inline += 1
+                    inline_bytes += len(text)
+        return Scripts(external, inline, inline_bytes, module)

@@ -83,6 +83,8 @@ function show(s) {
     ['near-duplicate rate', d.rate], ['revisits', r.requests], ['revisits changed', r.changed],
     ['revisits 304', r.not_modified], ['revisit change rate', r.change_rate], ['URLs tracked', r.tracked],
     ['JavaScript renders', j.rendered], ['pages kept static', j.static], ['render timeouts', j.timeouts],
+    ['evidence renders (kept)', j.samples + ' (' + j.sample_gains + ')'],
+    ['hosts rendered directly', j.hosts_rendered_directly],
     ['URLs with importance state', s.ordering.tracked], ['promotions', s.ordering.promotions],
     ['topical harvest rate', s.ordering.harvest_rate], ['dropped by the opt-out list', s.ordering.opt_out_dropped]],
     [0, 1]);
@@ -91,8 +93,9 @@ function show(s) {
     h.components ? Object.entries(h.components).map(([k, v]) => k + '=' + v.toFixed(2)).join(' ') : '',
     h.crawl_delay, h.robots, h.robots_age, h.held || '', h.queued, h.in_flight ? 'yes' : '', h.due_in,
     h.last_status, h.fetches, h.errors,
-    h.load_index === undefined ? '' : h.load_index * 86400]),
-    [0, 0, 1, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1, 1]);
+    h.load_index === undefined ? '' : h.load_index * 86400,
+    h.render ? h.render.mode + ' (' + h.render.gains + '/' + h.render.comparisons + ' gained)' : '']),
+    [0, 0, 1, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1, 1, 0]);
   drawMap(s.locations);
   fillTable('workers', (s.workers || []).map(w => [w.worker, w.age, w.pages, w.pages_per_s, w.frontier.in_flight,
     w.frontier.active_hosts, w.hosts_total]), [0, 1, 1, 1, 1, 1, 1]);
@@ -123,7 +126,7 @@ def render_page(role: str) -> str:
                 if role == "operator" else '<span class="badge" id="read-only">read-only view</span>')
     hosts = _table("hosts", "host", "location", "interval s", "rule", "rules (s)", "crawl-delay", "robots.txt",
                    "robots age s", "held", "queue", "in flight", "due in s", "last status", "fetches", "errors",
-                   "revisits/day (load index)")
+                   "revisits/day (load index)", "rendering (evidence)")
     return f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>crawlproj dashboard</title>
 <style>{_STYLE}</style></head><body data-role="{html.escape(role)}">
 <header><b>crawlproj</b><span>spider <span id="spider"></span></span><span>worker <span id="worker"></span></span>

@@ -62,15 +62,40 @@ class _Render:
         self.pending -= 1
         self.last_activity = time.monotonic()
 
+    def network_idle(self) -> bool:
+        return self.pending == 0 and time.monotonic() - self.last_activity >= self.idle_seconds
+
     async def wait_idle(self, page: Any) -> None:
-        """Return once no sub-request has been pending for ``idle_seconds`` (a fetch() started by a
-        script after the load event is waited for), or after ``idle_timeout`` at most."""
+        """Return once the app has settled: no sub-request pending for ``idle_seconds`` (a fetch()
+        started by a script after the load event is waited for) and then no change to the
+        DOM's nodes or text for as long (a MutationObserver in the page), or after
+        ``idle_timeout`` at most."""
         deadline = time.monotonic() + self.idle_timeout
         while time.monotonic() < deadline:
-            if self.pending == 0 and time.monotonic() - self.last_activity >= self.idle_seconds:
+            if not self.network_idle():
+                await asyncio.sleep(0.02)
+                continue
+            try:
+                settled = await page.evaluate(_DOM_QUIET, [self.idle_seconds * 1000,
+                                                           max(0.0, deadline - time.monotonic()) * 1000])
+            except Exception:  # noqa: BLE001 - the page navigated meanwhile: wait again
+                settled = False
+            if settled and self.network_idle():
                 return
-            await asyncio.sleep(0.02)
         self.idle_timed_out = True
+
+
+#: Resolves true once the DOM's nodes and text have not changed for ``quiet`` ms, false when
+#: ``budget`` ms pass first. Attributes are not watched: an animation changes them forever.
+_DOM_QUIET = """([quiet, budget]) => new Promise(resolve => {
+  let timer = null, limit = null;
+  const observer = new MutationObserver(() => arm());
+  const finish = settled => { observer.disconnect(); clearTimeout(timer); clearTimeout(limit); resolve(settled); };
+  const arm = () => { clearTimeout(timer); timer = setTimeout(() => finish(true), quiet); };
+  limit = setTimeout(() => finish(false), budget);
+  observer.observe(document, {subtree: true, childList: true, characterData: true});
+  arm();
+})"""
 
 
 class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
@@ -91,7 +116,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
     * every other browser request is fetched by Scrapy's downloader (robots.txt,
       address safety, size limits and the User-Agent apply), one at a time per host
       with the politeness rest between them (:class:`~.pacing.SubrequestPacer`);
-    * the DOM is read once no sub-request has been pending for ``RENDER_IDLE_SECONDS``.
+    * the DOM is read once the app has settled: no sub-request pending and no change to the
+      DOM's nodes or text for ``RENDER_IDLE_SECONDS`` (within ``RENDER_IDLE_TIMEOUT``).
 
     It records on the request: ``render_server_seconds`` (the longest sub-request,
     the fetch duration the frontier's politeness uses) and ``render_document`` (the

@@ -7,7 +7,9 @@
   offline table; loopback and private addresses are "local");
 * statuses and fetch errors by kind; internal against external links per site; static
   against dynamic pages; near-duplicate clusters and mirror pairs;
-* with revisit data, what the paper's Figs. 3-5 plot.
+* with revisit data, what the paper's Figs. 3-5 plot;
+* JavaScript rendering: pages stored as rendered, and each host's rendering mode with the
+  evidence it was decided on (:mod:`crawlproj.rendering.hosts`).
 """
 
 from __future__ import annotations
@@ -144,6 +146,10 @@ def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int
         "duplicates": sum(n for _, n in clusters),
         "mirror_pairs": [list(p) for p in store.mirror_pairs()],
         "revisit": revisit_figures(beside_store(store_path, "revisit")),
+        "rendered_pages": q("SELECT COUNT(*) FROM pages WHERE rendered = 1")[0][0],
+        "render_hosts": [dict(zip(("host", "mode", "comparisons", "gains", "missed", "overreached", "reason"), row))
+                         for row in q("""SELECT host, mode, comparisons, gains, missed, overreached, reason
+                                         FROM render_hosts ORDER BY mode != 'rule' DESC, comparisons DESC, host""")],
     }
     store.conn.close()
     return result

@@ -87,6 +87,8 @@ def write_report(result: dict, out: str | Path) -> dict[str, str]:
         "duplicate_clusters": ([(c["canonical"], c["copies"]) for c in result["duplicate_clusters"]],
                                ("canonical", "copies")),
         "mirror_pairs": ([tuple(p) for p in result["mirror_pairs"]], ("host", "host", "shared", "share")),
+        "render_hosts": ([tuple(r.values()) for r in result["render_hosts"]],
+                         ("host", "mode", "comparisons", "gains", "missed", "overreached", "reason")),
     }
     for name, (rows, header) in tables.items():
         path = out / f"{name}.csv"
@@ -103,9 +105,13 @@ def write_report(result: dict, out: str | Path) -> dict[str, str]:
     for title, png in _figures(result):
         sections.append(f'<h2>{html.escape(title)}</h2><img alt="{html.escape(title)}" src="data:image/png;base64,{png}">')
     sections.append("<h2>Servers by location</h2>" + world_map_svg(result["servers_by_location"]))
-    for name in ("links_per_site", "static_dynamic", "errors_by_kind", "duplicate_clusters", "mirror_pairs"):
+    sections.append(f"<h2>JavaScript rendering</h2><p>{result['rendered_pages']} pages stored as rendered. "
+                    "Each host's mode, and the pages seen both ways (static and rendered) it was decided on:</p>")
+    for name in ("render_hosts", "links_per_site", "static_dynamic", "errors_by_kind", "duplicate_clusters",
+                 "mirror_pairs"):
         rows, header = tables[name]
-        sections.append(f"<h2>{name.replace('_', ' ')}</h2>" + _table(rows[:50], header))
+        heading = "" if name == "render_hosts" else f"<h2>{name.replace('_', ' ')}</h2>"
+        sections.append(heading + _table(rows[:50], header))
     style = "body{font-family:sans-serif;max-width:60em;margin:auto}table{border-collapse:collapse}" \
             "td,th{border:1px solid #ccc;padding:2px 6px;font-size:90%}"
     page = f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Crawl report</title><style>{style}</style>" \

@@ -40,6 +40,15 @@ def merge_shards(out: str, shards: list[str], tick: Callable[[int], object] | No
                             bytes = bytes + excluded.bytes""")
             conn.execute("""INSERT INTO host_errors SELECT * FROM shard.host_errors WHERE true
                             ON CONFLICT(host, kind) DO UPDATE SET count = count + excluded.count""")
+            if conn.execute("SELECT 1 FROM shard.sqlite_master WHERE name = 'render_hosts'").fetchone():
+                # Each worker judged a host on its own pages: the evidence adds up, and the
+                # mode is that of the worker that saw the host most.
+                conn.execute("""INSERT INTO render_hosts SELECT * FROM shard.render_hosts WHERE true
+                                ON CONFLICT(host) DO UPDATE SET
+                                mode = CASE WHEN excluded.comparisons > comparisons THEN excluded.mode ELSE mode END,
+                                reason = CASE WHEN excluded.comparisons > comparisons THEN excluded.reason ELSE reason END,
+                                comparisons = comparisons + excluded.comparisons, gains = gains + excluded.gains,
+                                missed = missed + excluded.missed, overreached = overreached + excluded.overreached""")
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:

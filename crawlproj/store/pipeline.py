@@ -43,6 +43,7 @@ class StorePipeline:
         self._loop: task.LoopingCall | None = None
         crawler.signals.connect(self.robots_fetched, signal=crawl_signals.robots_fetched)
         crawler.signals.connect(self.store.add_host_error, signal=crawl_signals.host_error)
+        crawler.signals.connect(self.store.set_render_host, signal=crawl_signals.render_evidence)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StorePipeline:

@@ -11,7 +11,7 @@ import os
 from collections import Counter
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..items import FetchError, PageItem
 
@@ -62,6 +62,15 @@ CREATE TABLE IF NOT EXISTS fetch_errors (
     depth INTEGER,
     at REAL
 );
+CREATE TABLE IF NOT EXISTS render_hosts (    -- each host's rendering mode and its evidence (the last word)
+    host TEXT PRIMARY KEY,
+    mode TEXT NOT NULL,                       -- rule | render | static
+    comparisons INTEGER NOT NULL,             -- pages seen both ways, static and rendered
+    gains INTEGER NOT NULL,                   -- ... of which rendering showed more
+    missed INTEGER NOT NULL,                  -- judged static, showed more when rendered
+    overreached INTEGER NOT NULL,             -- judged dynamic, showed nothing more
+    reason TEXT NOT NULL DEFAULT ''           -- why the mode was last set
+);
 CREATE TABLE IF NOT EXISTS host_errors (    -- every failed attempt, retries included
     host TEXT NOT NULL,
     kind TEXT NOT NULL,                       -- dns | timeout | connection | http_5xx
@@ -106,6 +115,7 @@ class StoreBatch:
     robots: dict[str, tuple[int | None, float]]
     skipped: list[str]
     host_errors: Counter[tuple[str, str]]
+    render_hosts: dict[str, dict] = field(default_factory=dict)
 
 
 class SqliteStore:
@@ -124,6 +134,7 @@ class SqliteStore:
         self._skipped: list[str] = []
         self._host_errors: Counter[tuple[str, str]] = Counter()
         self._robots: dict[str, tuple[int | None, float]] = {}
+        self._render_hosts: dict[str, dict] = {}
         self.commits = 0
 
     @property
@@ -146,13 +157,19 @@ class SqliteStore:
     def set_robots(self, host: str, status: int | None, at: float) -> None:
         self._robots[host] = (status, at)
 
+    def set_render_host(self, host: str, row: dict) -> None:
+        """A host's rendering mode and evidence (:data:`crawlproj.signals.render_evidence`)."""
+        self._render_hosts[host] = row
+
     def take(self) -> StoreBatch | None:
         """Everything buffered, as one batch for :meth:`write` (None: nothing is)."""
-        if not (self._pages or self._errors or self._robots or self._skipped or self._host_errors):
+        if not (self._pages or self._errors or self._robots or self._skipped or self._host_errors
+                or self._render_hosts):
             return None
-        batch = StoreBatch(self._pages, self._errors, self._robots, self._skipped, self._host_errors)
+        batch = StoreBatch(self._pages, self._errors, self._robots, self._skipped, self._host_errors,
+                           self._render_hosts)
         self._pages, self._errors, self._robots, self._skipped = [], [], {}, []
-        self._host_errors = Counter()
+        self._host_errors, self._render_hosts = Counter(), {}
         return batch
 
     def restore(self, batch: StoreBatch) -> None:
@@ -162,6 +179,7 @@ class SqliteStore:
         self._skipped = batch.skipped + self._skipped
         self._host_errors.update(batch.host_errors)
         self._robots = {**batch.robots, **self._robots}
+        self._render_hosts = {**batch.render_hosts, **self._render_hosts}
 
     def commit(self) -> list[str]:
         """Write everything buffered in one transaction; return the URLs it completed."""
@@ -236,6 +254,11 @@ class SqliteStore:
                 """INSERT INTO host_errors (host, kind, count) VALUES (?,?,?)
                    ON CONFLICT(host, kind) DO UPDATE SET count = count + excluded.count""",
                 [(host, kind, n) for (host, kind), n in host_errors.items()],
+            )
+            cur.executemany(
+                "INSERT OR REPLACE INTO render_hosts VALUES (?,?,?,?,?,?,?)",
+                [(host, r["mode"], r["comparisons"], r["gains"], r["missed"], r["overreached"], r["reason"])
+                 for host, r in batch.render_hosts.items()],
             )
             cur.execute("COMMIT")
         except BaseException:

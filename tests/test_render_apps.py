@@ -1,0 +1,132 @@
+"""Rendering real single-page apps (npm packages on nginx) and leaving real documentation static.
+
+The truth is what headless Chromium itself shows (``--dump-dom``), read by the crawler's own
+link and main-text extraction, so the comparison measures the render, not the extractors.
+"""
+
+import sqlite3
+import subprocess
+
+import pytest
+
+from crawlproj.content.extract import iter_links
+from crawlproj.content.main_text import main_text
+from crawlproj.content.page import ParsedPage
+from crawlproj.rendering.browser import find_chromium
+from crawlproj.rendering.detect import needs_rendering
+from crawlproj.sandbox.audit import politeness_report
+from crawlproj.sandbox import docsites, spa_apps
+from crawlproj.sandbox.harness import run_crawl
+from crawlproj.sandbox.servers import NginxServer
+from crawlproj.urls import InvalidURL
+
+INTERVAL = 0.1
+
+
+@pytest.fixture(scope="module")
+def apps(tmp_path_factory):
+    sites = spa_apps.build_sites(tmp_path_factory.mktemp("apps"))
+    with NginxServer(sites) as nginx:
+        yield nginx
+
+
+def chromium_shows(url: str) -> bytes:
+    """The DOM headless Chromium shows for ``url``, once its app has run."""
+    return subprocess.run([find_chromium(""), "--headless", "--no-sandbox", "--disable-gpu",
+                           f"--host-resolver-rules=MAP *.{spa_apps.DOMAIN} 127.0.0.1", "--virtual-time-budget=10000",
+                           "--dump-dom", url], capture_output=True, timeout=120, check=True).stdout
+
+
+def links_of(html: bytes, url: str) -> set[str]:
+    return {link.url for link in iter_links(ParsedPage(html.decode("utf-8")), url) if not isinstance(link, InvalidURL)}
+
+
+def test_real_single_page_apps_are_rendered_in_auto_mode_and_stored_whole(apps, tmp_path):
+    roots = {host: f"http://{host}:{apps.port}/" for host in apps.sites}
+    for host in apps.sites:  # the static HTML is a shell: the rule sends each to the browser
+        shell = (apps.sites[host] + "/index.html")
+        assert needs_rendering(open(shell, encoding="utf-8").read()).needs, host
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("\n".join(roots.values()) + "\n")
+    db = tmp_path / "crawl.db"
+    result = run_crawl("web", tmp_path, args={"seeds": str(seeds)}, settings={
+        "HOST_RESOLVE": spa_apps.HOST_RESOLVE, "ALLOWED_DOMAINS": spa_apps.DOMAIN,
+        "STORE_URI": f"sqlite:///{db}", "MIN_INTERVAL": INTERVAL, "DEPTH_LIMIT": 0, "DASHBOARD_ENABLED": False,
+        "RENDER_MODE": "auto", "LOG_LEVEL": "INFO"})
+    assert result.returncode == 0, result.log[-3000:]
+    # The browser's sub-requests went one at a time per host, with the interval between them
+    # (nginx logs whole milliseconds: a sub-millisecond request overlaps nothing, hence <= 1).
+    report = politeness_report(apps.records(), INTERVAL)
+    assert report["max_concurrency"] <= 1 and report["violations"] == 0, report
+    conn = sqlite3.connect(db)
+    for host, url in roots.items():
+        shown = chromium_shows(url)
+        truth_links, truth_text = links_of(shown, url), len(main_text(shown, "utf-8"))
+        assert len(truth_links) >= 3 and truth_text >= 400, (host, len(truth_links), truth_text)  # not a shell
+        rendered, text_length = conn.execute("SELECT rendered, text_length FROM pages WHERE url = ?", (url,)).fetchone()
+        stored = {t for (t,) in conn.execute("SELECT target FROM links WHERE source = ?", (url,))}
+        assert rendered == 1, host
+        assert len(stored & truth_links) >= 0.9 * len(truth_links), (host, sorted(truth_links - stored))
+        assert text_length >= 0.9 * truth_text, (host, text_length, truth_text)
+    stats = result.stats
+    assert stats["render/rendered"] >= 3 and stats.get("render/idle_timeouts", 0) == 0
+
+
+def test_real_documentation_is_left_static_in_auto_mode_and_its_samples_gain_nothing(tmp_path):
+    docsites.ensure_installed(docsites.TEST_SITES)
+    for site in docsites.TEST_SITES:  # the rule, on every page: none is a shell
+        dynamic = [path.name for path in docsites.html_files(site)
+                   if needs_rendering(path.read_bytes().decode("utf-8", "replace")).needs]
+        assert dynamic == [], (site.name, dynamic[:5])
+    site = docsites.TEST_SITES[1]  # Node.js: every page loads script, so its pages are sampled
+    with NginxServer({site.name: site.root}) as nginx:
+        db = tmp_path / "crawl.db"
+        result = run_crawl("site", tmp_path, args={"url": f"http://{site.name}:{nginx.port}{site.start}"}, settings={
+            "HOST_RESOLVE": docsites.HOST_RESOLVE, "ALLOWED_DOMAINS": docsites.DOMAIN, "STORE_URI": f"sqlite:///{db}",
+            "MIN_INTERVAL": 0.05, "DASHBOARD_ENABLED": False, "RENDER_MODE": "auto"})
+    assert result.returncode == 0, result.log[-3000:]
+    stats = result.stats
+    conn = sqlite3.connect(db)
+    pages, rendered = conn.execute("SELECT COUNT(*), SUM(rendered) FROM pages").fetchone()
+    assert pages >= 60 and rendered == 0 and "render/rendered" not in stats
+    # Evidence: the first two pages, then the 4th, 8th...: rendered, compared, and dropped.
+    assert stats["render/samples"] >= 5 and "render/sample_gains" not in stats
+    assert stats["render/evidence/comparisons"] == stats["render/samples"]
+    assert "render/evidence/missed" not in stats and not [k for k in stats if k.startswith("render/host_mode/")]
+    row = conn.execute("SELECT mode, comparisons, gains FROM render_hosts WHERE host = ?", (site.name,)).fetchone()
+    assert row == ("rule", stats["render/samples"], 0)
+    from crawlproj.report.analysis import analyse
+
+    report = analyse(str(db))
+    assert report["rendered_pages"] == 0 and report["render_hosts"][0]["host"] == site.name
+
+
+def test_the_dom_is_read_once_the_app_stops_changing_it():
+    import asyncio
+
+    from playwright.async_api import async_playwright
+
+    from crawlproj.rendering.handler import _Render
+
+    async def run():
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=find_chromium(""))
+            page = await browser.new_page()
+            # No request at all: only the DOM tells that the app is still at work.
+            await page.set_content("<body><script>let n = 0; const t = setInterval(() => {"
+                                   "document.body.append('step' + n); if (++n == 6) clearInterval(t); }, 150)"
+                                   "</script></body>")
+            settling = _Render("a.test", idle_seconds=0.3, idle_timeout=5.0)
+            await settling.wait_idle(page)
+            settled = await page.content()
+            await page.set_content("<body><script>setInterval(() => document.body.append('x'), 50)</script></body>")
+            endless = _Render("a.test", idle_seconds=0.3, idle_timeout=1.0)
+            started = asyncio.get_running_loop().time()
+            await endless.wait_idle(page)
+            waited = asyncio.get_running_loop().time() - started
+            await browser.close()
+            return settling, settled, endless, waited
+
+    settling, settled, endless, waited = asyncio.run(run())
+    assert "step5" in settled and not settling.idle_timed_out
+    assert endless.idle_timed_out and waited < 2.0  # an app that never settles costs its budget, no more
