@@ -128,10 +128,24 @@ class Run:
         return total - (self.cpu_at_first or 0.0)
 
 
+#: What a render fetches besides its document (an evidence sample's scripts and data): not pages.
+SUBRESOURCES = (".js", ".mjs", ".css", ".json", ".map", ".png", ".gif", ".jpg", ".jpeg", ".svg", ".ico", ".woff",
+                ".woff2", ".ttf")
+
+
 def pages_of(records, window: float | None = None) -> list:
+    """The pages fetched (in the first ``window`` seconds): each page's first 200 response, so a
+    page fetched again (as a render's evidence sample is) counts once; robots.txt and a
+    render's sub-resources are left out."""
     start = min((r.arrival for r in records), default=0.0)
-    return [r for r in records if r.path != "/robots.txt" and r.status == 200
-            and (window is None or r.arrival < start + window)]
+    seen, pages = set(), []
+    for r in sorted(records, key=lambda r: r.arrival):
+        if r.path == "/robots.txt" or r.status != 200 or r.path.split("?", 1)[0].endswith(SUBRESOURCES):
+            continue
+        if (window is None or r.arrival < start + window) and (r.host, r.path) not in seen:
+            seen.add((r.host, r.path))
+            pages.append(r)
+    return pages
 
 
 def crawlproj_run(nginx: NginxServer, work: Path, seeds: Path, seconds: float, settings: dict) -> Run:

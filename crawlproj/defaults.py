@@ -38,6 +38,9 @@ USER_AGENT: non_empty = "crawlproj/0.1 (+https://example.invalid/crawlproj-conta
 ROBOTSTXT_USER_AGENT: non_empty = "crawlproj"
 #: Obey robots.txt (RFC 9309), read by crawlproj's robots.txt middleware.
 ROBOTSTXT_OBEY: boolean = True
+#: How robots.txt is read: RFC 9309's groups and product tokens (and /robots.txt always
+#: allowed), protego matching the paths. Scrapy's own parsers may be named instead.
+ROBOTSTXT_PARSER: class_path = "crawlproj.politeness.robots.Rfc9309RobotParser"
 
 # -- scope -------------------------------------------------------------------
 #: Seed list(s) for the `web` spider: one URL a line, '#' comments.

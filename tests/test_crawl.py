@@ -81,8 +81,12 @@ def test_hop_limit_and_scope_settings(sandbox_factory, tmp_path):
     assert beyond_seeds and all("//h1." in u or "//h2." in u for u in beyond_seeds)
 
 
-def test_site_spider_stays_under_its_prefix(sandbox_factory, tmp_path):
-    sandbox = sandbox_factory("--hosts", "4", "--pages", "40", "--no-robots-mix")
+@pytest.mark.parametrize("robots_in", ["meta", "header"])
+def test_site_spider_stays_under_its_prefix_and_obeys_robots_directives(sandbox_factory, tmp_path, robots_in):
+    # header: the host sends its noindex and nofollow as X-Robots-Tag (generic, and named for
+    # crawlproj), beside one for another crawler on every page, which must change nothing.
+    header = ["--host", "0:robots_header=true"] if robots_in == "header" else []
+    sandbox = sandbox_factory("--hosts", "4", "--pages", "40", "--no-robots-mix", *header)
     start = sandbox.web.origin(0) + "/p/1.html"
     conn, _ = crawl_sandbox(sandbox, tmp_path, spider="site", args={"url": start, "deny": r"\.cgi$"})
     stored = {url for (url,) in conn.execute("SELECT url FROM pages")}
@@ -100,7 +104,10 @@ def test_site_spider_stays_under_its_prefix(sandbox_factory, tmp_path):
             frontier += [l.target for l in page.links if not l.nofollow and l.target.startswith(prefix)
                          and not l.target.endswith(".cgi")]
     noindex = {u for u in seen if web.page(0, web.page_index(0, u[len(web.origin(0)):])).meta_noindex}
-    assert stored == seen - noindex
+    assert noindex and stored == seen - noindex
+    # The server's record: every page reached was fetched once, and nothing beyond them.
+    fetched = [r.path for r in sandbox.records() if r.path != "/robots.txt"]
+    assert sorted(fetched) == sorted(u[len(web.origin(0)):] for u in seen)
     assert {r.host for r in sandbox.records()} == {"h0.sandbox.test"}
 
 

@@ -41,6 +41,24 @@ def test_meta_robots_directives_are_case_insensitive_and_agent_specific():
     assert robots_directives(ParsedPage('<meta name="robots" content="none">')) == {"none", "noindex", "nofollow"}
 
 
+def test_x_robots_tag_reads_like_the_meta_tag_for_this_crawler_only():
+    from crawlproj.content.robots_directives import header_directives
+
+    now = 1_780_000_000.0  # 2026-05-28
+    read = lambda *values: header_directives(values, "crawlproj", now)  # noqa: E731
+    assert read("noindex, nofollow") == {"noindex", "nofollow"}
+    assert read("googlebot: noindex", "CrawlProj: nofollow") == {"nofollow"}  # several headers, named or not
+    assert read("otherbot: none") == set() and read("none") == {"none", "noindex", "nofollow"}
+    # unavailable_after: noindex once the date has passed, in any of the dates sites write.
+    assert read("unavailable_after: Friday, 25-Jun-10 15:00:00 GMT, noarchive") == {"noindex", "noarchive"}
+    assert read("unavailable_after: 25 Jun 2010 15:00:00 PST") == {"noindex"}
+    assert read("unavailable_after: 2099-01-01T00:00:00Z") == set()
+    assert read("unavailable_after: not a date") == set()
+    assert read("max-snippet: 20, noindex") == {"max-snippet", "noindex"}  # a valued directive is no crawler name
+    page = ParsedPage('<meta name="robots" content="unavailable_after: 2010-06-25, follow">')
+    assert page.robots_directives("crawlproj", now) == {"noindex", "follow"}
+
+
 def test_title_and_text_skip_scripts():
     title, text = title_and_text(ParsedPage(PAGE))
     assert title == "A title"

@@ -78,3 +78,68 @@ def test_robots_txt_redirects_stop_after_five_and_then_count_as_unavailable(sand
     assert len(robots) == 1 + 5  # the first request and five redirects, no more
     stored = {u for (u,) in conn.execute("SELECT url FROM pages WHERE host = 'h1.sandbox.test'")}
     assert stored == {u for u in sandbox.web.expected_pages() if "//h1." in u} and stored  # allow all
+
+
+# -- RFC 9309, read from its text and the reference parser's documented behaviour ---------
+
+from crawlproj.politeness.robots import is_allowed  # noqa: E402
+
+UA = "crawlproj/0.1 (+https://example.org/crawler)"
+
+
+def allowed(robots_txt, path, user_agent=UA):
+    return is_allowed(robots_txt, user_agent, "http://h.test" + path)
+
+
+def test_robots_txt_itself_is_always_allowed():
+    assert allowed("User-agent: *\nDisallow: /\n", "/robots.txt")
+    assert not allowed("User-agent: *\nDisallow: /\n", "/robots.txt.bak")
+
+
+def test_the_product_token_matches_group_names_exactly_and_case_insensitively():
+    rules = "User-agent: CRAWLPROJ\nDisallow: /mine\n\nUser-agent: *\nDisallow: /all\n"
+    assert not allowed(rules, "/mine") and allowed(rules, "/all")  # our group only, not the * group
+    assert not allowed(rules, "/all", "otherbot/1.0") and allowed(rules, "/mine", "otherbot/1.0")
+    # A group named for a prefix of our token, or a longer name, is someone else's.
+    assert allowed("User-agent: crawl\nDisallow: /\n", "/x") and allowed("User-agent: crawlprojx\nDisallow: /\n", "/x")
+    # The reference parser reads a group's name as its leading letters, '-' and '_'.
+    assert not allowed("User-agent: crawlproj/2.0\nDisallow: /x\n", "/x")
+    assert not allowed("User-agent: crawlproj images\nDisallow: /x\n", "/x")
+
+
+def test_consecutive_user_agent_lines_share_a_group_and_groups_of_one_agent_merge():
+    rules = "User-agent: a\nUser-agent: crawlproj\nDisallow: /one\n\nUser-agent: b\nDisallow: /b\n" \
+            "User-agent: crawlproj\nDisallow: /two\n"
+    assert not allowed(rules, "/one") and not allowed(rules, "/two") and allowed(rules, "/b")
+
+
+def test_a_line_without_a_colon_is_skipped_and_does_not_end_the_group():
+    rules = "User-agent: crawlproj\nDisallow /skipped\nthis line means nothing\nDisallow: /kept\n"
+    assert allowed(rules, "/skipped") and not allowed(rules, "/kept")
+    assert allowed("Disallow: /orphan\nUser-agent: *\nAllow: /\n", "/orphan")  # a rule before any group
+
+
+def test_byte_order_mark_line_endings_and_the_500_kib_limit():
+    for ending in ("\n", "\r", "\r\n"):
+        body = "\ufeffUser-agent: *" + ending + "Disallow: /x" + ending
+        assert not allowed(body.encode("utf-8"), "/x") and allowed(body, "/y")
+    padding = "# " + "x" * 1000 + "\n"
+    late = ("User-agent: *\n" + padding * 520 + "Disallow: /late\n").encode()
+    assert len(late) > 500 * 1024 and allowed(late, "/late")  # past 500 KiB: not read
+
+
+def test_paths_match_by_longest_rule_allow_on_a_tie_wildcards_and_percent_encoding():
+    assert not allowed("User-agent: *\nAllow: /p/\nDisallow: /p/x.gif\n", "/p/x.gif")
+    assert allowed("User-agent: *\nAllow: /p/\nDisallow: /p/x.gif\n", "/p/y.gif")
+    assert allowed("User-agent: *\nDisallow: /page\nAllow: /page\n", "/page")  # a tie: allow wins
+    assert not allowed("User-agent: *\nDisallow: /*.gif$\n", "/a/b.gif")
+    assert allowed("User-agent: *\nDisallow: /*.gif$\n", "/a/b.gif?size=2")
+    assert allowed("User-agent: *\nDisallow: /\nAllow: /$\n", "/") and not allowed("User-agent: *\nDisallow: /\nAllow: /$\n", "/a")
+    # RFC 9309 2.2.2's table: non-ASCII and percent-encoded forms are one path.
+    assert not allowed("User-agent: *\nDisallow: /foo/bar/ツ\n", "/foo/bar/%E3%83%84")
+    assert not allowed("User-agent: *\nDisallow: /foo/bar/%E3%83%84\n", "/foo/bar/ツ")
+    assert not allowed("User-agent: *\nDisallow: /foo/bar/%62%61%7A\n", "/foo/bar/baz")
+
+
+def test_no_group_for_us_and_no_star_group_allows_everything():
+    assert allowed("User-agent: otherbot\nDisallow: /\n", "/x") and allowed("", "/x")

@@ -20,6 +20,7 @@ from functools import cached_property
 from selectolax.lexbor import LexborHTMLParser
 
 from .budget import PageBudget
+from .robots_directives import parse_directives
 
 _SPACE = re.compile(r"\s+")
 #: ``<link rel=...>`` kinds that name another page to crawl.
@@ -101,18 +102,18 @@ class ParsedPage:
         node = self.tree.css_first("base[href]")
         return node.attributes.get("href") if node is not None else None
 
-    def robots_directives(self, agent: str = "crawlproj") -> set[str]:
-        """Directives of ``<meta name=robots>`` and ``<meta name=AGENT>``, lower case
-        (``none`` adds ``noindex`` and ``nofollow``)."""
-        out: set[str] = set()
+    def robots_directives(self, agent: str = "crawlproj", now: float | None = None) -> set[str]:
+        """Directives of ``<meta name=robots>`` and ``<meta name=AGENT>``, lower case, read as
+        :func:`~crawlproj.content.robots_directives.parse_directives` reads them (``none``
+        adds ``noindex`` and ``nofollow``; a past ``unavailable_after`` at ``now`` adds
+        ``noindex``)."""
+        contents = []
         names = ("robots", agent.lower())
         for meta in self.tree.css("meta[name]"):
             attrs = meta.attributes
             if (attrs.get("name") or "").strip().lower() in names:
-                out.update(d.strip().lower() for d in (attrs.get("content") or "").split(",") if d.strip())
-        if "none" in out:
-            out.update({"noindex", "nofollow"})
-        return out
+                contents.append(attrs.get("content") or "")
+        return parse_directives(", ".join(contents), float("-inf") if now is None else now)
 
     @cached_property
     def links(self) -> list[ExtractedLink]:

@@ -1,4 +1,8 @@
-"""robots.txt with RFC 9309 status handling (protego parser) and a cache TTL.
+"""robots.txt with RFC 9309 status handling and rules (:mod:`.robots_rules`) and a cache TTL.
+
+Every decision is :func:`is_allowed`'s, through :class:`Rfc9309RobotParser` (Scrapy's
+``ROBOTSTXT_PARSER``): RFC 9309's reading of the file's groups and product tokens, with
+protego matching the paths.
 
 Scrapy's stock middleware parses whatever body comes back, so a 503 page reads
 as "allow everything". RFC 9309 says otherwise: a 4xx robots.txt means no
@@ -32,6 +36,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
 
 from .. import signals
+from .robots_rules import RobotsRules, is_allowed  # noqa: F401 - is_allowed: the public decision
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +53,28 @@ def robots_body(status: int, body: bytes) -> bytes:
     if status >= 500 or status < 200:
         return DISALLOW_ALL
     return body[:MAX_ROBOTS_BYTES]
+
+
+class Rfc9309RobotParser(RobotParser):
+    """Scrapy's robots.txt parser interface over :class:`~.robots_rules.RobotsRules` (RFC 9309
+    structure, protego's path matching): every decision of the middleware is
+    :func:`is_allowed`'s."""
+
+    def __init__(self, robotstxt_body: bytes) -> None:
+        self.rules = RobotsRules(robotstxt_body)
+        self.sitemaps = self.rules.sitemaps
+
+    @classmethod
+    def from_crawler(cls, crawler, robotstxt_body: bytes) -> Rfc9309RobotParser:  # noqa: ANN001 - Crawler
+        return cls(robotstxt_body)
+
+    def allowed(self, url: str | bytes, user_agent: str | bytes) -> bool:
+        url = url.decode() if isinstance(url, bytes) else url
+        user_agent = user_agent.decode() if isinstance(user_agent, bytes) else user_agent
+        return self.rules.allowed(url, user_agent)
+
+    def crawl_delay(self, user_agent: str) -> float | None:
+        return self.rules.crawl_delay(user_agent)
 
 
 class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
@@ -120,15 +147,15 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         await super()._parse_robots(response, netloc, request)
         parser = self._parsers[netloc]
         delay = None
-        if parser is not None and hasattr(parser, "rp"):  # protego: Crawl-delay for our token, else '*'
-            delay = parser.rp.crawl_delay(self._robotstxt_useragent or self._default_useragent)
+        if isinstance(parser, Rfc9309RobotParser):  # Crawl-delay of our group, else of '*'
+            delay = parser.crawl_delay(self._robotstxt_useragent or self._default_useragent)
         self.crawler.signals.send_catch_log(
             signals.robots_fetched, host=urlsplit(f"//{netloc}").hostname, status=response.status, crawl_delay=delay,
             duration=response.meta.get("download_latency"),
         )
-        if self.follow_sitemaps and parser is not None and hasattr(parser, "rp") and netloc not in self._sitemaps_seen:
+        if self.follow_sitemaps and isinstance(parser, Rfc9309RobotParser) and netloc not in self._sitemaps_seen:
             self._sitemaps_seen.add(netloc)
-            self._seed_sitemaps(list(parser.rp.sitemaps))
+            self._seed_sitemaps(list(parser.sitemaps))
 
     def _seed_sitemaps(self, urls: list[str]) -> None:
         """Sitemaps listed in robots.txt seed the crawl (``ROBOTSTXT_SITEMAPS``), through the frontier."""

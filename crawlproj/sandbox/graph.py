@@ -34,10 +34,13 @@ import json
 import random
 import re
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from protego import Protego
+from multidict import CIMultiDict
+
+from ..politeness.robots_rules import RobotsRules
 
 DOMAIN = "sandbox.test"
 USER_AGENT_TOKEN = "crawlproj"
@@ -84,6 +87,7 @@ class HostSpec:
     js: str = ""  # "" static | "spa" (#app shell, data inline) | "fetch" (#root shell, JSON by fetch()) | "bare"
     validators: str = "etag"  # changing pages: "etag" (and Last-Modified) | "last-modified" | "none"
     hostile: bool = False  # serves crawlproj.sandbox.hostile's pages instead of a site
+    robots_header: bool = False  # robots directives in X-Robots-Tag headers, not <meta name=robots>
 
 
 @dataclass(frozen=True)
@@ -274,7 +278,7 @@ class SandboxWeb:
             return False
         if status >= 300:  # 4xx, or too many redirects: unavailable, so no rules
             return True
-        return _robots(body).can_fetch(self.origin(host) + path, agent)
+        return _robots(body).allowed(self.origin(host) + path, agent)
 
     # -- traps -----------------------------------------------------------
     def trap_page(self, host: int, path: str, query: str, rng: random.Random) -> bytes | None:
@@ -461,7 +465,7 @@ class SandboxWeb:
                 "links": [{"href": self._href(page, link.target), "anchor": link.anchor, "nofollow": link.nofollow}
                           for link in page.links]}
 
-    def render(self, host: int, k: int, version: int = 0) -> tuple[bytes, dict[str, str]]:
+    def render(self, host: int, k: int, version: int = 0) -> tuple[bytes, Mapping[str, str]]:
         """The page's body bytes (in the host's charset) and response headers; ``version`` > 0:
         the page after that many changes (its main text starts with a revision line)."""
         spec, page = self.specs[host], self.page(host, k)
@@ -475,7 +479,7 @@ class SandboxWeb:
         if page.base_href:
             head.append(f'<base href="{page.base_href}">')
         robots = [d for d, on in (("nofollow", page.meta_nofollow), ("noindex", page.meta_noindex)) if on]
-        if robots:
+        if robots and not spec.robots_header:
             head.append(f'<meta name="robots" content="{", ".join(robots)}">')
         if spec.js:
             return self._render_js(host, k, head)
@@ -504,7 +508,10 @@ class SandboxWeb:
             body.append('<img src="/map.png" usemap="#m" alt=""><map name="m">' + "".join(area) + "</map>")
         if template:
             body += ["</div>", _template(spec.japanese)[1]]
-        return _document(spec, head, body)
+        document, headers = _document(spec, head, body)
+        if spec.robots_header:
+            headers = _robots_headers(headers, page)
+        return document, headers
 
     def _render_js(self, host: int, k: int, head: list[str]) -> tuple[bytes, dict[str, str]]:
         """A JavaScript-only page: its text and links exist only after /static/app.js runs.
@@ -743,9 +750,22 @@ def _document(spec: HostSpec, head: list[str], body: list[str]) -> tuple[bytes, 
     return html.encode(spec.charset), {"Content-Type": ctype}
 
 
+def _robots_headers(headers: dict[str, str], page: Page) -> CIMultiDict:
+    """The page's robots directives as ``X-Robots-Tag`` headers, in each form a site may use:
+    one for another crawler on every page (to be ignored), ``noindex`` for all crawlers,
+    ``nofollow`` named for crawlproj."""
+    out = CIMultiDict(headers)
+    out.add("X-Robots-Tag", "otherbot: noindex, nofollow")
+    if page.meta_noindex:
+        out.add("X-Robots-Tag", "noindex")
+    if page.meta_nofollow:
+        out.add("X-Robots-Tag", "crawlproj: nofollow")
+    return out
+
+
 @lru_cache(maxsize=64)
-def _robots(body: str) -> Protego:
-    return Protego.parse(body)
+def _robots(body: str) -> RobotsRules:
+    return RobotsRules(body)
 
 
 def _host_sizes(hosts: int, pages: int, power_law: float) -> list[int]:

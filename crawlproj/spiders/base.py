@@ -14,6 +14,7 @@ from twisted.python.failure import Failure
 
 from .. import signals as crawl_signals
 from ..content.extract import ExtractedLink, is_html, iter_links, page_budget, parsed_page
+from ..content.robots_directives import header_directives
 from ..items import FetchError, PageItem, Skipped
 from ..scope import Scope
 from ..stalls import TurnTaker
@@ -124,7 +125,12 @@ class CrawlSpiderBase(scrapy.Spider):
         url = self.canonical(request_url) or request_url
         depth = response.meta.get("depth", 0)
         links: list[ExtractedLink] = []
-        directives: set[str] = set()
+        # X-Robots-Tag says what <meta name=robots> says, for any kind of response.
+        now = time.time()
+        directives = header_directives((v.decode("latin-1") for v in response.headers.getlist(b"X-Robots-Tag")),
+                                       self.robots_agent, now)
+        if directives:
+            self.count("robots_header")
         title = None
         turns = TurnTaker()  # a page of thousands of links must not hold the reactor
         html_page = isinstance(response, TextResponse) and is_html(response.headers.get(b"Content-Type"))
@@ -133,7 +139,7 @@ class CrawlSpiderBase(scrapy.Spider):
                 page = parsed_page(response, self.page_budget)
                 if page.over_budget:  # stored with what was read before the bound
                     self.count(f"over_budget/{page.over_budget}")
-                directives = page.robots_directives(self.robots_agent)
+                directives |= page.robots_directives(self.robots_agent, now)
                 title = page.title
                 for found in iter_links(page, response.url, self.link_canonical):
                     await turns.maybe()
