@@ -290,6 +290,9 @@ RENDER_BLOCK_RESOURCE_TYPES: string_list = ["image", "media", "font", "styleshee
 #: Let a rendered page fetch from other hosts. Off: those requests would bypass the
 #: frontier's one-request-per-host rule for the other host.
 RENDER_OTHER_HOSTS: boolean = False
+#: Scripts a render fetched are kept (by URL, up to this many bytes) for later renders:
+#: request routing turns the browser's own cache off. 0: every render fetches them again.
+RENDER_ASSET_CACHE_BYTES: number(int, 0) = 32 * 2**20
 #: The rule on the static HTML: a page is rendered when it shows fewer than RENDER_MIN_TEXT
 #: characters of visible text (in three pieces at most) and fewer than RENDER_MIN_LINKS
 #: links, and loads script. A render shows more when it adds a quarter of RENDER_MIN_TEXT

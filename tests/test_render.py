@@ -138,6 +138,25 @@ def test_host_evidence_samples_fewer_pages_while_the_rule_is_right():
     assert evidence.sample("a", True)  # pages judged dynamic are counted apart
 
 
+def test_the_asset_cache_keeps_scripts_by_url_within_its_bytes_and_not_what_says_no_store():
+    from scrapy.http import Response
+
+    from crawlproj.rendering.handler import AssetCache
+
+    cache = AssetCache(max_bytes=100)
+    script = lambda n, **headers: Response("http://a.test/x.js", body=b"x" * n, headers=headers)  # noqa: E731
+    cache.put("http://a.test/1.js", script(40))
+    cache.put("http://a.test/2.js", script(40))
+    assert cache.get("http://a.test/1.js").body == b"x" * 40  # used: now the most recent
+    cache.put("http://a.test/3.js", script(40))  # over 100 bytes: the least recently used goes
+    assert cache.get("http://a.test/2.js") is None and cache.get("http://a.test/1.js") and cache.size == 80
+    cache.put("http://a.test/4.js", script(10, **{"Cache-Control": "no-store"}))
+    cache.put("http://a.test/5.js", script(10, **{"Cache-Control": "private, max-age=60"}))
+    cache.put("http://a.test/6.js", Response("http://a.test/6.js", status=404, body=b"gone"))
+    cache.put("http://a.test/big.js", script(101))
+    assert all(cache.get(f"http://a.test/{n}.js") is None for n in ("4", "5", "6", "big"))
+
+
 def test_pacer_serialises_a_host_and_rests_between_requests():
     async def run():
         pacer = SubrequestPacer(rest=lambda key, duration: 0.05)

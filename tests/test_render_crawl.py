@@ -45,6 +45,9 @@ def test_javascript_pages_are_rendered_politely_and_static_pages_never(sandbox_f
         stored = sum(1 for h, *_ in pages.values() if h == host)
         assert stored <= documents <= stored + 2, (host, documents, stored)
     rendered_hosts = {h for h, r, *_ in pages.values() if r}
+    # The app's script went to the server once per host; every later render took it from the cache.
+    assert all(page_fetches[(host, "/static/app.js")] == 1 for host in rendered_hosts)
+    assert stats["render/asset_cache_hits"] == stats["render/pages"] - len(rendered_hosts)
     assert stats["render/hosts_to_render"] == len(rendered_hosts)
     assert {k.split("/", 2)[2] for k in stats if k.startswith("render/host_mode/")} == rendered_hosts
     # Every render was compared with its page's static HTML, and each showed more.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from contextlib import suppress
 from functools import partial
 from typing import Any
@@ -36,6 +36,38 @@ logger = logging.getLogger(__name__)
 _TRANSFER_HEADERS = {b"content-encoding", b"content-length", b"transfer-encoding", b"connection", b"keep-alive"}
 #: Browser request headers passed on to the server; Scrapy adds its own User-Agent.
 _FORWARDED_HEADERS = {"accept", "accept-language", "referer"}
+
+
+class AssetCache:
+    """The scripts renders fetched, by URL, up to ``max_bytes`` (least recently used out).
+
+    Playwright's request routing turns the browser's own HTTP cache off, so without this
+    every render would fetch a site's whole bundle again, each request with its politeness
+    rest: a render of a documentation page cost its host about 2 s of its turn, and a
+    single-page app's bundle went to the server once a page. A response that says
+    ``no-store`` or ``private`` is not kept."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes, self.size = max_bytes, 0
+        self._entries: OrderedDict[str, Response] = OrderedDict()
+
+    def get(self, url: str) -> Response | None:
+        response = self._entries.get(url)
+        if response is not None:
+            self._entries.move_to_end(url)
+        return response
+
+    def put(self, url: str, response: Response) -> None:
+        control = (response.headers.get(b"Cache-Control") or b"").lower()
+        if response.status != 200 or b"no-store" in control or b"private" in control:
+            return
+        if len(response.body) > self.max_bytes or url in self._entries:
+            return
+        self._entries[url] = response
+        self.size += len(response.body)
+        while self.size > self.max_bytes:
+            _, dropped = self._entries.popitem(last=False)
+            self.size -= len(dropped.body)
 
 
 class RenderTimeout(Exception):
@@ -115,7 +147,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
       are blocked;
     * every other browser request is fetched by Scrapy's downloader (robots.txt,
       address safety, size limits and the User-Agent apply), one at a time per host
-      with the politeness rest between them (:class:`~.pacing.SubrequestPacer`);
+      with the politeness rest between them (:class:`~.pacing.SubrequestPacer`); a
+      script is fetched once per crawl, then served from :class:`AssetCache`;
     * the DOM is read once the app has settled: no sub-request pending and no change to the
       DOM's nodes or text for ``RENDER_IDLE_SECONDS`` (within ``RENDER_IDLE_TIMEOUT``).
 
@@ -150,6 +183,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         self.other_hosts = s.getbool("RENDER_OTHER_HOSTS")
         self.policy = IntervalPolicy.from_settings(s)  # only when no frontier answers rest_after
         self.pacer = SubrequestPacer(self._rest)
+        self.assets = AssetCache(s.getint("RENDER_ASSET_CACHE_BYTES"))
         self._pages = asyncio.Semaphore(self.max_pages)
         self._launched = False
         self._launching = asyncio.Lock()
@@ -225,7 +259,14 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 await route.abort("blockedbyclient")
                 return
             main_document = browser_request.resource_type == "document" and browser_request.frame == page.main_frame
-            response = await self.pacer.run(render.host, partial(self._fetch, render, browser_request))
+            cacheable = browser_request.resource_type == "script" and browser_request.method == "GET"
+            response = self.assets.get(browser_request.url) if cacheable else None
+            if response is not None:
+                self.stats.inc_value("render/asset_cache_hits")
+            else:
+                response = await self.pacer.run(render.host, partial(self._fetch, render, browser_request))
+                if cacheable:
+                    self.assets.put(browser_request.url, response)
             if main_document:
                 render.document = (response.body, (response.headers.get(b"Content-Type") or b"").decode("latin-1"))
             headers = {k.decode("latin-1"): ", ".join(v.decode("latin-1") for v in values)
