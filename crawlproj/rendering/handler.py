@@ -98,36 +98,34 @@ class _Render:
         return self.pending == 0 and time.monotonic() - self.last_activity >= self.idle_seconds
 
     async def wait_idle(self, page: Any) -> None:
-        """Return once the app has settled: no sub-request pending for ``idle_seconds`` (a fetch()
-        started by a script after the load event is waited for) and then no change to the
-        DOM's nodes or text for as long (a MutationObserver in the page), or after
-        ``idle_timeout`` at most."""
+        """Return once the app has settled: for ``idle_seconds`` together, no sub-request pending
+        (a fetch() started by a script after the load event is waited for) and no change to
+        the DOM's nodes or text (a MutationObserver in the page); or after ``idle_timeout``."""
         deadline = time.monotonic() + self.idle_timeout
+        quiet_ms = self.idle_seconds * 1000
         while time.monotonic() < deadline:
-            if not self.network_idle():
-                await asyncio.sleep(0.02)
-                continue
-            try:
-                settled = await page.evaluate(_DOM_QUIET, [self.idle_seconds * 1000,
-                                                           max(0.0, deadline - time.monotonic()) * 1000])
-            except Exception:  # noqa: BLE001 - the page navigated meanwhile: wait again
-                settled = False
-            if settled and self.network_idle():
-                return
+            if self.network_idle():
+                try:  # ms since the DOM last changed (NaN: no observer yet, or a new document)
+                    unchanged = await page.evaluate(_DOM_UNCHANGED_MS)
+                except Exception:  # noqa: BLE001 - the page is navigating: wait on
+                    unchanged = 0.0
+                if unchanged >= quiet_ms:
+                    return
+            await asyncio.sleep(0.02)
         self.idle_timed_out = True
 
 
-#: Resolves true once the DOM's nodes and text have not changed for ``quiet`` ms, false when
-#: ``budget`` ms pass first. Attributes are not watched: an animation changes them forever.
-_DOM_QUIET = """([quiet, budget]) => new Promise(resolve => {
-  let timer = null, limit = null;
-  const observer = new MutationObserver(() => arm());
-  const finish = settled => { observer.disconnect(); clearTimeout(timer); clearTimeout(limit); resolve(settled); };
-  const arm = () => { clearTimeout(timer); timer = setTimeout(() => finish(true), quiet); };
-  limit = setTimeout(() => finish(false), budget);
-  observer.observe(document, {subtree: true, childList: true, characterData: true});
-  arm();
-})"""
+#: Milliseconds since the DOM's nodes or text last changed, watched by a MutationObserver that
+#: the first call installs (so the first answer is 0). Attributes are not watched: an
+#: animation changes them forever.
+_DOM_UNCHANGED_MS = """() => {
+  if (!window.__crawlprojObserver) {
+    window.__crawlprojChanged = performance.now();
+    window.__crawlprojObserver = new MutationObserver(() => { window.__crawlprojChanged = performance.now(); });
+    window.__crawlprojObserver.observe(document, {subtree: true, childList: true, characterData: true});
+  }
+  return performance.now() - window.__crawlprojChanged;
+}"""
 
 
 class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
