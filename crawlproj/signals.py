@@ -46,6 +46,11 @@ describe_hosts = object()
 #: The store keeps the last row of each host (``render_hosts``), for the report.
 render_evidence = object()
 
+#: A page was queued to be rendered (:mod:`crawlproj.rendering.middleware`). No arguments.
+#: The rendering download handler starts the browser now, if it has not, so that its launch
+#: (a second or two) does not hold the page's host when the render's turn comes.
+render_queued = object()
+
 #: The spider asks, once, how to tell a URL the URL-seen filter already holds. No arguments.
 #: The frontier answers with a cheap ``seen(url) -> bool`` that never adds (a True answer
 #: means the frontier would drop the link), or None when every link must reach it (an

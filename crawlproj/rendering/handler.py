@@ -189,6 +189,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         self._generation_pages = 0
         self._open: Counter[int] = Counter()  # context generation -> renders in progress
         self._rss_sampled = 0.0
+        crawler.signals.connect(self._launch_soon, signal=crawl_signals.render_queued)
 
     # -- launch and close ----------------------------------------------------
     async def _maybe_launch_in_thread(self) -> None:
@@ -203,6 +204,11 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 await self._launch()
                 self._launched = True
                 logger.info("rendering with %s (at most %d pages at once)", path, self.max_pages)
+
+    def _launch_soon(self) -> None:
+        """A render is queued: start the browser now (a failure is left to the render to report)."""
+        if not self._launched and not self._launching.locked():
+            asyncio.ensure_future(self._ensure_launched()).add_done_callback(lambda task: task.exception())
 
     # -- one render ----------------------------------------------------------
     async def _download_request(self, request: Request, spider: Any = None) -> Response:

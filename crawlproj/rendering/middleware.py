@@ -119,6 +119,7 @@ class RenderDecisionMiddleware:
         # What the static page showed, for the comparison with its render.
         static = (verdict.links, self._main_chars(response.body, response.encoding))
         meta.update(playwright=True, render_reason=reason, render_static=static, render_judged=verdict.needs)
+        self.crawler.signals.send_catch_log(crawl_signals.render_queued)
         return request.replace(url=response.url, meta=meta, dont_filter=True)
 
     def _rendered(self, host: str, request: Request, response: Response) -> Response:
