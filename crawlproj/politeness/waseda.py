@@ -93,7 +93,9 @@ class WasedaIntervalMiddleware:
             if held > 0:
                 self.stats.inc_value("politeness/busy_discounted_seconds", round(held, 3))
                 seconds -= held
-        # A render's time is mostly the browser's; the server's is its longest sub-request.
+        # A render's time is mostly the browser's; the server's is its longest sub-request, and
+        # the server has been idle since its last one ended (the settle and the page's close).
         seconds = request.meta.get("render_server_seconds", seconds)
-        verdict = self.hosts.fetched(key, result, seconds, now, now, time.time())
+        ended = request.meta.get("render_server_done") or now
+        verdict = self.hosts.fetched(key, result, seconds, ended, now, time.time())
         self.crawler.signals.send_catch_log(host_rest, request=request, verdict=verdict)

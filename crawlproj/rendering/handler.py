@@ -83,6 +83,7 @@ class _Render:
         self.pending = 0
         self.last_activity = time.monotonic()
         self.server_seconds = 0.0  # the longest sub-request: what the server spent on one fetch
+        self.server_done: float | None = None  # when the last sub-request the server answered ended
         self.document: tuple[bytes, str] | None = None  # the raw main document (body, Content-Type)
         self.idle_timed_out = False
 
@@ -150,7 +151,9 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
     * the DOM is read once the app has settled: no sub-request pending and no change to the
       DOM's nodes or text for ``RENDER_IDLE_SECONDS`` (within ``RENDER_IDLE_TIMEOUT``).
 
-    It records on the request: ``render_server_seconds`` (the longest sub-request,
+    It records on the request: ``render_server_done`` (when the server's last sub-request
+    ended: the host's rest runs from then, not from the end of the render),
+    ``render_server_seconds`` (the longest sub-request,
     the fetch duration the frontier's politeness uses) and ``render_document`` (the
     raw HTML the server sent, which tells whether the page needed rendering).
     """
@@ -251,6 +254,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         if render.idle_timed_out:
             self.stats.inc_value("render/idle_timeouts")
         request.meta["render_server_seconds"] = render.server_seconds
+        request.meta["render_server_done"] = render.server_done
         request.meta["render_document"] = render.document
         return response
 
@@ -313,7 +317,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                                 "handle_httpstatus_all": True, "download_slot": f"render:{host}"})
         started = time.monotonic()
         response = await self.crawler.engine.download_async(request)
-        render.server_seconds = max(render.server_seconds, time.monotonic() - started)
+        render.server_done = time.monotonic()
+        render.server_seconds = max(render.server_seconds, render.server_done - started)
         self.stats.inc_value("render/subrequests")
         return response
 

@@ -22,7 +22,7 @@ from .hosts import Comparison, HostRenderEvidence
 logger = logging.getLogger(__name__)
 
 #: Request meta that belongs to one download, not to the page: a render starts afresh.
-_PER_DOWNLOAD_META = ("download_latency", "download_slot", "retry_times", "render_server_seconds",
+_PER_DOWNLOAD_META = ("download_latency", "download_slot", "retry_times", "render_server_seconds", "render_server_done",
                       "render_document", "playwright_page", "playwright_context")
 #: Static HTML larger than this is a real page, not an application shell.
 _SHELL_MAX_BYTES = 2 * 1024 * 1024
