@@ -90,12 +90,12 @@ class PageWorkers:
 _workers: WeakKeyDictionary = WeakKeyDictionary()
 
 
-def _parse(text: str, budget: PageBudget, judged: int | None) -> ParsedPage:
+def _parse(text: str, budget: PageBudget, min_links: int | None) -> ParsedPage:
     page = ParsedPage(text, budget)
     page.links, page.title  # noqa: B018 - read here, in the thread, not on the reactor
     # What the render decision will read past the links (a large page's visible text held the
     # reactor up to 200 ms): only on pages with fewer links than settle it.
-    if judged is not None and page.anchor_count < judged:
+    if min_links is not None and page.anchor_count < min_links:
         page.visible_text_chars, page.scripts  # noqa: B018
     return page
 
@@ -113,7 +113,7 @@ class PageParseMiddleware:
         self.budget = page_budget(crawler.settings)
         # RENDER_MIN_LINKS when the render decision judges pages (auto mode), else None.
         auto = crawler.settings.get("RENDER_MODE") == "auto"
-        self.judged = crawler.settings.getint("RENDER_MIN_LINKS") if auto else None
+        self.min_links = crawler.settings.getint("RENDER_MIN_LINKS") if auto else None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageParseMiddleware:
@@ -125,7 +125,7 @@ class PageParseMiddleware:
             return response
         text = response.text  # decoded here: the thread only parses
         try:
-            page = await self.workers.run(_parse, text, self.budget, self.judged)
+            page = await self.workers.run(_parse, text, self.budget, self.min_links)
             self.stats.inc_value("budget/parsed_in_thread")
         except StageTimeout as exc:
             logger.warning("parsing %s gave up: %s", response.url, exc)

@@ -64,9 +64,10 @@ def header_directives(values: Iterable[str], agent: str, now: float) -> set[str]
     out: set[str] = set()
     for value in values:
         named = _NAMED.match(value)
-        if named and named.group(1).lower() not in VALUED and named.group(1).lower() not in ("none", "all"):
-            if named.group(1).lower() != agent:
+        name = named.group(1).lower() if named else None
+        if name is not None and name not in VALUED and name not in ("none", "all"):  # "crawler: directives"
+            if name != agent:
                 continue
-            value = named.group(2)
+            value = named.group(2)  # type: ignore[union-attr]
         out |= parse_directives(value, now)
     return out

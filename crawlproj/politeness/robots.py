@@ -36,14 +36,13 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
 
 from .. import signals
-from .robots_rules import RobotsRules, is_allowed  # noqa: F401 - is_allowed: the public decision
+from .robots_rules import MAX_BYTES, RobotsRules, is_allowed  # noqa: F401 - is_allowed: the public decision
 
 logger = logging.getLogger(__name__)
 
 ALLOW_ALL = b""
 DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
-#: RFC 9309: parse at least 500 KiB; we parse exactly that much.
-MAX_ROBOTS_BYTES = 500 * 1024
+MAX_ROBOTS_BYTES = MAX_BYTES  # RFC 9309: parse at least 500 KiB; we parse exactly that much
 
 
 def robots_body(status: int, body: bytes) -> bytes:

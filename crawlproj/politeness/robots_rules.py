@@ -55,7 +55,7 @@ class RobotsRules:
         text = robots_txt[:MAX_BYTES].decode("utf-8", errors="replace").removeprefix("\ufeff")
         self.groups: list[tuple[set[str], list[tuple[str, str]]]] = []  # (names, [(key, value)])
         self.sitemaps: list[str] = []
-        self._matchers: dict[str, Protego] = {}  # product token -> protego over its rules
+        self._matchers: dict[str, Protego] = {}  # user agent -> protego over its group's rules
         agents_open = False  # the last directive was a User-agent line: more names join its group
         for line in _LINES.split(text):
             line = line.split("#", 1)[0].strip()
@@ -92,12 +92,12 @@ class RobotsRules:
         return self._matcher(user_agent).crawl_delay("*")
 
     def _matcher(self, user_agent: str) -> Protego:
-        """protego over just the rules that apply (it matches paths; this chose the rules)."""
-        token = product_token(user_agent)
-        matcher = self._matchers.get(token)
+        """protego over just the rules that apply (it matches paths; this chose the rules).
+        Kept per user agent string: a crawl asks with one, once per request."""
+        matcher = self._matchers.get(user_agent)
         if matcher is None:
-            lines = ["User-agent: *", *(f"{key}: {value}" for key, value in self.rules_for(token) if value)]
-            matcher = self._matchers[token] = Protego.parse("\n".join(lines))
+            lines = ["User-agent: *", *(f"{key}: {value}" for key, value in self.rules_for(user_agent) if value)]
+            matcher = self._matchers[user_agent] = Protego.parse("\n".join(lines))
         return matcher
 
 

@@ -40,10 +40,7 @@ class Verdict:
 
     needs: bool
     reasons: tuple[str, ...]
-    text_chars: int | None  # None: not counted (settled by the links)
     links: int
-    script_bytes: int = 0
-    scripts: int = 0
 
 
 def needs_rendering(page: ParsedPage | str, min_text: int = 200, min_links: int = 3) -> Verdict:
@@ -52,12 +49,10 @@ def needs_rendering(page: ParsedPage | str, min_text: int = 200, min_links: int 
         page = ParsedPage(page)
     links = page.anchor_count  # read from the links the spider has already taken: free
     if links >= min_links or not page.html.strip():
-        return Verdict(False, (), None, links)
-    text_chars = page.visible_text_chars
-    if text_chars >= min_text or page.text_pieces(SHELL_TEXTS + 1) > SHELL_TEXTS:
-        return Verdict(False, (), text_chars, links)
+        return Verdict(False, (), links)
+    if page.visible_text_chars >= min_text or page.text_pieces(SHELL_TEXTS + 1) > SHELL_TEXTS:
+        return Verdict(False, (), links)
     scripts = page.scripts
     reasons = tuple(kind for kind, present in (("external_script", scripts.external), ("module_script", scripts.module),
                                                ("inline_script", scripts.inline_bytes)) if present)
-    return Verdict(bool(reasons), reasons, text_chars, links, scripts.inline_bytes,
-                   scripts.external + scripts.inline)
+    return Verdict(bool(reasons), reasons, links)

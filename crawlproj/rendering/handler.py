@@ -106,7 +106,7 @@ class _Render:
         quiet_ms = self.idle_seconds * 1000
         while time.monotonic() < deadline:
             if self.network_idle():
-                try:  # ms since the DOM last changed (NaN: no observer yet, or a new document)
+                try:  # ms since the DOM last changed (0 on the first call, and on a new document)
                     unchanged = await page.evaluate(_DOM_UNCHANGED_MS)
                 except Exception:  # noqa: BLE001 - the page is navigating: wait on
                     unchanged = 0.0

@@ -32,9 +32,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-MODES = ("rule", "render", "static")
-
-
 @dataclass(frozen=True)
 class Comparison:
     """One page seen both ways: the links and the characters of main text (the page's content,

@@ -157,16 +157,21 @@ class RenderDecisionMiddleware:
 
     def _learn(self, host: str, judged: bool, comparison: Comparison) -> None:
         switched = self.evidence.record(host, judged, comparison)
-        evidence = self.evidence.hosts[host]
         for figure, value in self.evidence.totals.items():
             self.stats.set_value(f"render/evidence/{figure}", value)
-        self.crawler.signals.send_catch_log(crawl_signals.render_evidence, host=host, row=evidence.row())
-        self._switched(host, switched)
+        if switched is None:
+            self._publish(host)
+        else:
+            self._switched(host, switched)
+
+    def _publish(self, host: str) -> None:
+        """The host's evidence row, for the store (and so the report)."""
+        self.crawler.signals.send_catch_log(crawl_signals.render_evidence, host=host, row=self.evidence.hosts[host].row())
 
     def _switched(self, host: str, mode: str | None) -> None:
         if mode is None:
             return
-        self.crawler.signals.send_catch_log(crawl_signals.render_evidence, host=host, row=self.evidence.hosts[host].row())
+        self._publish(host)
         self.stats.inc_value(f"render/hosts_to_{mode}")
         self.stats.set_value(f"render/host_mode/{host}", mode)
         self.stats.set_value("render/hosts_direct", self.evidence.modes()["render"])
