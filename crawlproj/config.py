@@ -117,6 +117,16 @@ def string_list(settings: BaseSettings, name: str) -> None:
         raise SettingsError(name, raw, "expected a list of non-empty strings")
 
 
+@accepts("a list of: search, ai-input, ai-train, tdm")
+def ai_uses(settings: BaseSettings, name: str) -> None:
+    from .politeness.ai_signal_rules import USES
+
+    string_list(settings, name)
+    unknown = [v for v in settings.getlist(name) if v not in USES]
+    if unknown:
+        raise SettingsError(name, settings.get(name), f"unknown use {unknown[0]!r}; choose from {', '.join(USES)}")
+
+
 @accepts("a list of regular expressions")
 def regex_list(settings: BaseSettings, name: str) -> None:
     string_list(settings, name)

@@ -12,7 +12,7 @@ base; a profile there (``-s PROFILE=local``, ...) is applied over them by
 """
 
 # Not ``from __future__ import annotations``: each annotation is the check object itself.
-from crawlproj.config import (boolean, handlers, chromium, cidr_list, class_path, components, choice, fraction,
+from crawlproj.config import (ai_uses, boolean, handlers, chromium, cidr_list, class_path, components, choice, fraction,
                               fraction_or_one, host_resolve, int_list, interval_pair, non_empty, number, port,
                               prioritizer, probability, readable_file, redis_url, regex_list, revisit_range,
                               store_uri, string_list, text, token, unit_interval)
@@ -222,6 +222,8 @@ DOWNLOADER_MIDDLEWARES: components = {
     "crawlproj.traps.CgiHopLimitMiddleware": 60,
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "crawlproj.politeness.robots.RobotsTxtMiddleware": 100,
+    # After robots.txt: AI-use signals recorded, and reserved pages skipped (AI_USE_SKIP).
+    "crawlproj.politeness.ai_signals.AiSignalsMiddleware": 110,
     # Static first; a page whose HTML is an empty JavaScript shell goes back to be rendered.
     "crawlproj.rendering.middleware.RenderDecisionMiddleware": 950,
     # Just above it, so a large page is parsed in a page thread before anything reads it.
@@ -252,8 +254,19 @@ REDIRECT_MAX_TIMES: number(int, 0) = 10
 ROBOTSTXT_TTL: number(float, 0) = 6 * 3600.0
 #: Seconds before a robots.txt that failed (5xx, unreachable) is asked again.
 ROBOTSTXT_ERROR_TTL: number(float, 0) = 1800.0
-#: Seed the crawl with the sitemaps a robots.txt lists (Sitemap: lines), in scope only.
+#: Seed the crawl with the sitemaps a robots.txt lists (Sitemap: lines), read again every
+#: ROBOTSTXT_TTL. Their URLs in scope are queued; every URL's lastmod, changefreq and priority
+#: is stored, and lastmod goes to the revisit state. Off by default, as in Nutch and StormCrawler:
+#: a sitemap can queue 50,000 URLs a file; the incremental profile turns it on.
 ROBOTSTXT_SITEMAPS: boolean = False
+#: Fetch each host's /.well-known/tdmrep.json (W3C TDMRep) once, inside a visit of its own, and
+#: record its rules. Robots.txt Content-Signal lines and tdm-reservation headers are always recorded.
+AI_USE_TDMREP: boolean = False
+#: Uses of content (search, ai-input, ai-train, tdm) whose reservation by the publisher makes the
+#: crawler skip a page: before fetching it when robots.txt's Content-Signal or tdmrep.json
+#: reserves one (tdmrep.json is then fetched), after when its tdm-reservation header does
+#: (the page is not stored). Empty: record the signals, skip nothing.
+AI_USE_SKIP: ai_uses = []
 #: Error responses (4xx, 5xx) reach the spider: they are stored, and the frontier learns from them.
 HTTPERROR_ALLOW_ALL: boolean = True
 COOKIES_ENABLED: boolean = False

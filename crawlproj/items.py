@@ -40,6 +40,7 @@ class PageItem:
     rendered: bool = False  # the body is the DOM after scripts ran in the browser
     text_hash: str | None = None  # hash of the normalised main text, set by the content pipeline
     not_modified: bool = False  # a revisit answered 304: the stored capture is still current
+    ai_signals: dict[str, str] = field(default_factory=dict)  # what the publisher says of AI use (ai_signal_rules)
 
 
 @dataclass
@@ -64,3 +65,17 @@ class Skipped:
 
     url: str
     reason: str
+
+
+@dataclass
+class SitemapUrls:
+    """The URL entries of one sitemap file, in scope or not, canonical.
+
+    ``entries`` are :class:`crawlproj.content.sitemaps.SitemapEntry` with canonical ``loc``.
+    The store records each URL's ``lastmod``, ``changefreq`` and ``priority``; the revisit
+    pipeline takes ``lastmod`` as change evidence.
+    """
+
+    sitemap: str
+    entries: list = field(default_factory=list)
+    at: float = 0.0

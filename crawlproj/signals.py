@@ -57,3 +57,14 @@ render_queued = object()
 #: ordering that counts repeated links, such as backlinks or OPIC). The spider then skips
 #: links to seen URLs before it builds a Request for them: most links on a page are.
 url_seen_test = object()
+
+#: A publisher said something of AI use for a whole host (:mod:`crawlproj.politeness.ai_signal_rules`).
+#: Arguments: ``host``, ``source`` (``robots.txt``: its Content-Signal values; ``tdmrep.json``:
+#: the file's rules) and ``values`` (``{name: value}``). The store records them, the AI-use
+#: middleware decides with them.
+ai_signals = object()
+
+#: A file was fetched from inside a middleware in a visit of its own (tdmrep.json; robots.txt has
+#: :data:`robots_fetched`). Arguments: ``host``, ``duration`` (seconds, or None). The frontier rests
+#: the host after it as after robots.txt.
+side_fetched = object()

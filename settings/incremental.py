@@ -9,3 +9,6 @@ its SQLite table).
 STORE_URI = "sqlite:///data/crawl.db"
 REVISIT_MODE = "incremental"
 JOBDIR = "data/jobs/incremental"
+# Sitemaps' <lastmod> is the cheapest change signal a site gives: read them, and again
+# every ROBOTSTXT_TTL.
+ROBOTSTXT_SITEMAPS = True

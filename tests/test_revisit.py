@@ -226,6 +226,41 @@ def test_revisit_queue_round_trip_due_order_and_changes(tmp_path):
     assert again.seq == seq + 1
 
 
+def test_a_sitemap_lastmod_after_the_last_visit_makes_the_page_due_now(tmp_path):
+    planner = Planner(RevisitPolicy(min_interval=60, first_interval=(1000, 1000)), "estimate", random.Random(1))
+    scale = 10.0  # the crawl clock runs ten times real time
+    state = planner.first("http://a/1", "a", 5000.0, sitemap_lastmod=400.0)  # visited at real 500
+    assert state.sitemap_lastmod == 400.0 and state.next_due == 6000.0
+    assert planner.sitemap_lastmod(state, 400.0, 5100.0, scale) is None  # nothing new
+    older = planner.sitemap_lastmod(state, 450.0, 5100.0, scale)  # newer lastmod, still before the visit
+    assert older.sitemap_lastmod == 450.0 and older.next_due == 6000.0 and older.rule == state.rule
+    changed = planner.sitemap_lastmod(older, 505.0, 5100.0, scale)  # changed after the visit
+    assert changed.next_due == 5100.0 and changed.rule == "lastmod"
+    future = planner.sitemap_lastmod(state, 10**12, 5200.0, scale)  # a wrong clock counts as now
+    assert future.sitemap_lastmod == 520.0 and future.rule == "lastmod"
+    queue = RevisitQueue(str(tmp_path / "r.db"))
+    queue.put(changed)
+    queue.commit()
+    assert RevisitQueue(str(tmp_path / "r.db")).get("http://a/1").sitemap_lastmod == 505.0
+
+
+def test_a_revisit_queue_from_before_sitemap_lastmod_is_upgraded(tmp_path):
+    import re
+    import sqlite3
+
+    from crawlproj.revisit.queue import SCHEMA
+
+    path = str(tmp_path / "old.db")
+    with sqlite3.connect(path) as conn:
+        conn.executescript(re.sub(r",( +-- write order[^\n]*)\n +sitemap_lastmod[^\n]*", r"\1", SCHEMA))
+        assert "sitemap_lastmod" not in {r[1] for r in conn.execute("PRAGMA table_info(revisit)")}
+    queue = RevisitQueue(path)
+    planner = Planner(RevisitPolicy(min_interval=60, first_interval=(100, 100)), "estimate", random.Random(1))
+    queue.put(planner.first("http://a/1", "a", 0.0))
+    queue.commit()
+    assert queue.get("http://a/1").sitemap_lastmod is None
+
+
 def test_crawl_clock_scales_real_time():
     clock = CrawlClock(3600, source=lambda: 10.0)
     assert clock.now() == 36000.0 and clock.to_real(7200) == 2.0

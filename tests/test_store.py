@@ -118,3 +118,36 @@ def test_kill_9_never_corrupts_and_keeps_every_committed_batch(tmp_path):
         assert stored >= acknowledged, "a committed batch was lost"
         assert stored % 50 == 0, "a batch was half written"
         assert links == stored * 20
+
+
+def test_sitemap_entries_and_ai_signals_are_stored_replaced_and_merged(tmp_path):
+    from dataclasses import replace
+
+    from crawlproj.content.sitemaps import SitemapEntry
+    from crawlproj.store.merge import merge_shards
+
+    shards = []
+    for n, lastmod in enumerate((100.0, 200.0)):
+        store = open_store(f"sqlite:///{tmp_path}/shard{n}.db")
+        store.add_sitemap_urls("http://a.test/sitemap.xml", [SitemapEntry("http://a.test/1", lastmod, "daily", 0.5),
+                                                             SitemapEntry("http://b.test/2")], at=float(n))
+        store.set_ai_signals("a.test", "robots.txt", {"ai-train": "no", "search": "yes"}, at=float(n))
+        store.add_page(replace(page(0), url="http://a.test/1", final_url="http://a.test/1", host="a.test",
+                               fetched_at=float(n),
+                               ai_signals={"robots.txt:ai-train": "no", "header:tdm-reservation": str(n)}))
+        store.commit()
+        if n == 1:  # robots.txt changed its mind: the host's rows are replaced, not added to
+            store.set_ai_signals("a.test", "robots.txt", {"ai-input": "no"}, at=2.0)
+            store.commit()
+        store.close()
+        shards.append(str(tmp_path / f"shard{n}.db"))
+    merge_shards(str(tmp_path / "merged.db"), shards)
+    conn = sqlite3.connect(tmp_path / "merged.db")
+    assert conn.execute("SELECT url, host, lastmod, changefreq, priority FROM sitemap_urls ORDER BY url").fetchall() == [
+        ("http://a.test/1", "a.test", 200.0, "daily", 0.5), ("http://b.test/2", "b.test", None, None, None)]
+    rows = set(conn.execute("SELECT subject, source, name, value FROM ai_signals"))
+    # The host's robots.txt rows are the host's, not copied to its pages; the newest reading wins.
+    assert rows == {("a.test", "robots.txt", "ai-input", "no"), ("a.test", "robots.txt", "ai-train", "no"),
+                    ("a.test", "robots.txt", "search", "yes"), ("http://a.test/1", "header", "tdm-reservation", "1")}
+    shard1 = sqlite3.connect(shards[1])
+    assert set(shard1.execute("SELECT name FROM ai_signals WHERE subject = 'a.test'")) == {("ai-input",)}

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import timezone
 from email.utils import parsedate_to_datetime
+
+from .sitemaps import w3c_datetime
 
 #: Directives that carry a value after a colon (so that colon does not name a crawler).
 VALUED = frozenset({"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"})
@@ -30,10 +32,7 @@ def _date(text: str) -> float | None:
     try:
         parsed = parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):
-        try:
-            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            return None
+        return w3c_datetime(text)  # ISO 8601 as sitemaps write it
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=timezone.utc)
     return parsed.timestamp()

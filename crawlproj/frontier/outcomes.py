@@ -50,6 +50,7 @@ class FetchOutcomes:
         sig.connect(self.host_rest, signal=crawl_signals.host_rest)
         sig.connect(self.fetch_observed, signal=crawl_signals.fetch_observed)
         sig.connect(self.robots_fetched, signal=crawl_signals.robots_fetched)
+        sig.connect(self.side_fetched, signal=crawl_signals.side_fetched)
 
     def handed(self, request: Request, key: str) -> None:
         request.meta["politeness_key"] = key  # the Waseda middleware records the fetch under it
@@ -100,6 +101,10 @@ class FetchOutcomes:
     def robots_fetched(self, host: str, status: int | None, crawl_delay: float | None = None,
                        duration: float | None = None) -> None:
         self.hosts.robots_fetched(self.keys.key_of(host or ""), crawl_delay, duration, self.clock())
+
+    def side_fetched(self, host: str, duration: float | None = None) -> None:
+        """tdmrep.json, fetched from inside a middleware: the host rests after it as after robots.txt."""
+        self.hosts.robots_fetched(self.keys.key_of(host or ""), None, duration, self.clock())
 
     def hold(self, key: str, hold: Hold) -> None:
         """Keep ``key`` back beyond its interval, and count why."""

@@ -24,7 +24,9 @@ import logging
 import time
 from urllib.parse import urlsplit
 
+from scrapy import signals as scrapy_signals
 from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import task
 from twisted.internet.defer import Deferred
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
@@ -87,7 +89,11 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         self.error_ttl = crawler.settings.getfloat("ROBOTSTXT_ERROR_TTL")
         self._expires: dict[str, float] = {}  # netloc -> when its robots.txt must be fetched again
         self.follow_sitemaps = crawler.settings.getbool("ROBOTSTXT_SITEMAPS")
-        self._sitemaps_seen: set[str] = set()
+        self._sitemaps_read: dict[str, float] = {}  # netloc -> when its sitemaps were last queued
+        self._sitemap_timer: task.LoopingCall | None = None
+        if self.follow_sitemaps:
+            crawler.signals.connect(self._start_sitemap_timer, signal=scrapy_signals.engine_started)
+            crawler.signals.connect(self._stop_sitemap_timer, signal=scrapy_signals.engine_stopped)
         self.clock = time.monotonic
 
     async def process_request(self, request: Request, spider: object = None) -> Request | None:  # type: ignore[override]
@@ -152,20 +158,43 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
             signals.robots_fetched, host=urlsplit(f"//{netloc}").hostname, status=response.status, crawl_delay=delay,
             duration=response.meta.get("download_latency"),
         )
-        if self.follow_sitemaps and isinstance(parser, Rfc9309RobotParser) and netloc not in self._sitemaps_seen:
-            self._sitemaps_seen.add(netloc)
-            self._seed_sitemaps(list(parser.sitemaps))
+        if isinstance(parser, Rfc9309RobotParser):  # what it says of AI use, even when nothing
+            self.crawler.signals.send_catch_log(
+                signals.ai_signals, host=urlsplit(f"//{netloc}").hostname, source="robots.txt",
+                values=parser.rules.content_signals(self._robotstxt_useragent or self._default_useragent))
+        if self.follow_sitemaps and netloc not in self._sitemaps_read:
+            self._seed_sitemaps(netloc)
 
-    def _seed_sitemaps(self, urls: list[str]) -> None:
-        """Sitemaps listed in robots.txt seed the crawl (``ROBOTSTXT_SITEMAPS``), through the frontier."""
-        spider = self.crawler.spider
-        parse = getattr(spider, "parse_sitemap", None)
-        if parse is None:
+    def _seed_sitemaps(self, netloc: str) -> None:
+        """The sitemaps the host's robots.txt lists seed the crawl (``ROBOTSTXT_SITEMAPS``), through
+        the frontier; they are read again every ``ROBOTSTXT_TTL`` (:meth:`_read_sitemaps_again`)."""
+        spider, parser = self.crawler.spider, self._parsers.get(netloc)
+        self._sitemaps_read[netloc] = self.clock()
+        if not hasattr(spider, "sitemap_request") or not isinstance(parser, Rfc9309RobotParser):
             return
-        for url in urls[:50]:  # a robots.txt listing thousands of sitemaps is not a seed list
-            # Depth -1: the sitemap's URLs are at depth 0, like seeds.
-            self.crawler.engine.crawl(Request(url, callback=parse, meta={"depth": -1, "render": False}, priority=1))
+        for raw in parser.sitemaps[:50]:  # a robots.txt listing thousands of sitemaps is not a seed list
+            url = spider.canonical(raw)
+            if url is None:
+                continue
+            self.crawler.engine.crawl(spider.sitemap_request(url))
             self._stats.inc_value("robotstxt/sitemaps_seeded")
+
+    def _start_sitemap_timer(self) -> None:
+        # Not at robots.txt's re-read: that comes only with a request for the host, and an
+        # incremental crawl may have none due for days; the sitemaps are how it learns of changes.
+        self._sitemap_timer = task.LoopingCall(self._read_sitemaps_again)
+        self._sitemap_timer.start(max(1.0, min(self.ttl, 60.0)), now=False)
+
+    def _stop_sitemap_timer(self) -> None:
+        if self._sitemap_timer is not None and self._sitemap_timer.running:
+            self._sitemap_timer.stop()
+
+    def _read_sitemaps_again(self) -> None:
+        """Queue again the sitemaps of every host whose sitemaps were queued ``ROBOTSTXT_TTL`` ago
+        (robots.txt itself is re-read when the first of them reaches this middleware)."""
+        now = self.clock()
+        for netloc in [n for n, at in self._sitemaps_read.items() if now - at >= self.ttl]:
+            self._seed_sitemaps(netloc)
 
     def _robots_error(self, exc: Exception, netloc: str) -> None:
         # Unreachable robots.txt: disallow the host rather than crawl blind

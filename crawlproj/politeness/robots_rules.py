@@ -18,8 +18,9 @@ says, and hands protego only the rules of the group that applies:
   group; if none does either, everything is allowed;
 * ``/robots.txt`` itself is always allowed.
 
-``Crawl-delay`` (not in the RFC) is read from the groups that apply; ``Sitemap`` lines are
-the file's, wherever they stand.
+``Crawl-delay`` (not in the RFC) and ``Content-Signal`` (contentsignals.org: what the
+publisher allows of AI use) are read from the groups that apply; ``Sitemap`` lines are the
+file's, wherever they stand.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import re
 from urllib.parse import urlsplit
 
 from protego import Protego
+
+from .ai_signal_rules import parse_content_signal
 
 #: RFC 9309 2.5: a crawler must parse at least 500 KiB; we parse exactly that much.
 MAX_BYTES = 500 * 1024
@@ -73,7 +76,7 @@ class RobotsRules:
                     self.sitemaps.append(value)
             else:
                 agents_open = False
-                if self.groups and key in ("allow", "disallow", "crawl-delay"):
+                if self.groups and key in ("allow", "disallow", "crawl-delay", "content-signal"):
                     self.groups[-1][1].append((key, value))
 
     def rules_for(self, user_agent: str) -> list[tuple[str, str]]:
@@ -91,12 +94,21 @@ class RobotsRules:
     def crawl_delay(self, user_agent: str) -> float | None:
         return self._matcher(user_agent).crawl_delay("*")
 
+    def content_signals(self, user_agent: str) -> dict[str, str]:
+        """The ``Content-Signal`` values of the groups that apply (a later line overrides a name)."""
+        signals: dict[str, str] = {}
+        for key, value in self.rules_for(user_agent):
+            if key == "content-signal":
+                signals.update(parse_content_signal(value))
+        return signals
+
     def _matcher(self, user_agent: str) -> Protego:
         """protego over just the rules that apply (it matches paths; this chose the rules).
         Kept per user agent string: a crawl asks with one, once per request."""
         matcher = self._matchers.get(user_agent)
         if matcher is None:
-            lines = ["User-agent: *", *(f"{key}: {value}" for key, value in self.rules_for(user_agent) if value)]
+            lines = ["User-agent: *", *(f"{key}: {value}" for key, value in self.rules_for(user_agent)
+                                        if value and key != "content-signal")]
             matcher = self._matchers[user_agent] = Protego.parse("\n".join(lines))
         return matcher
 

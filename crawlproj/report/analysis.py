@@ -9,7 +9,10 @@
   against dynamic pages; near-duplicate clusters and mirror pairs;
 * with revisit data, what the paper's Figs. 3-5 plot;
 * JavaScript rendering: pages stored as rendered, and each host's rendering mode with the
-  evidence it was decided on (:mod:`crawlproj.rendering.hosts`).
+  evidence it was decided on (:mod:`crawlproj.rendering.hosts`);
+* sitemaps: per host, the URLs its sitemaps listed, how many with a ``<lastmod>``, how many stored;
+* AI use: per host, what robots.txt's Content-Signal and tdmrep.json say, and the pages a
+  TDMRep header or rule reserves (:mod:`crawlproj.politeness.ai_signal_rules`).
 """
 
 from __future__ import annotations
@@ -150,9 +153,31 @@ def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int
         "render_hosts": [dict(zip(("host", "mode", "comparisons", "gains", "missed", "overreached", "reason"), row))
                          for row in q("""SELECT host, mode, comparisons, gains, missed, overreached, reason
                                          FROM render_hosts ORDER BY mode != 'rule' DESC, comparisons DESC, host""")],
+        "sitemap_hosts": [dict(zip(("host", "listed", "with_lastmod", "stored"), row)) for row in q("""
+            SELECT s.host, COUNT(*), COUNT(s.lastmod), COUNT(p.url) FROM sitemap_urls s
+            LEFT JOIN pages p ON p.url = s.url GROUP BY s.host ORDER BY 2 DESC, 1""")],
+        "ai_use": ai_use_rows(q),
     }
     store.conn.close()
     return result
+
+
+def ai_use_rows(q) -> list[dict]:
+    """Per host: its robots.txt Content-Signal, whether its tdmrep.json reserves anything, and the
+    stored pages a tdm-reservation header or a tdmrep.json rule reserves."""
+    hosts: dict[str, dict] = defaultdict(lambda: {"content_signal": "", "tdmrep_json": "", "header_reserved": 0,
+                                                  "tdmrep_reserved": 0})
+    for host, name, value in q("SELECT subject, name, value FROM ai_signals WHERE source = 'robots.txt' "
+                               "ORDER BY subject, name"):
+        row = hosts[host]
+        row["content_signal"] = " ".join(filter(None, (row["content_signal"], f"{name}={value}")))
+    for host, value in q("SELECT subject, value FROM ai_signals WHERE source = 'tdmrep.json' "
+                         "AND name = 'any-reservation'"):
+        hosts[host]["tdmrep_json"] = "reserves some" if value == "1" else "reserves none"
+    for host, source, n in q("""SELECT p.host, a.source, COUNT(*) FROM ai_signals a JOIN pages p ON p.url = a.subject
+                                WHERE a.name = 'tdm-reservation' AND a.value = '1' GROUP BY 1, 2"""):
+        hosts[host]["header_reserved" if source == "header" else "tdmrep_reserved"] += n
+    return [{"host": h, **row} for h, row in sorted(hosts.items())]
 
 
 def revisit_figures(path: str) -> dict | None:

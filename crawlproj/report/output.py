@@ -89,6 +89,10 @@ def write_report(result: dict, out: str | Path) -> dict[str, str]:
         "mirror_pairs": ([tuple(p) for p in result["mirror_pairs"]], ("host", "host", "shared", "share")),
         "render_hosts": ([tuple(r.values()) for r in result["render_hosts"]],
                          ("host", "mode", "comparisons", "gains", "missed", "overreached", "reason")),
+        "sitemap_hosts": ([tuple(r.values()) for r in result["sitemap_hosts"]],
+                          ("host", "listed", "with_lastmod", "stored")),
+        "ai_use": ([tuple(r.values()) for r in result["ai_use"]],
+                   ("host", "content_signal", "tdmrep_json", "header_reserved", "tdmrep_reserved")),
     }
     for name, (rows, header) in tables.items():
         path = out / f"{name}.csv"
@@ -107,10 +111,13 @@ def write_report(result: dict, out: str | Path) -> dict[str, str]:
     sections.append("<h2>Servers by location</h2>" + world_map_svg(result["servers_by_location"]))
     sections.append(f"<h2>JavaScript rendering</h2><p>{result['rendered_pages']} pages stored as rendered. "
                     "Each host's mode, and the pages seen both ways (static and rendered) it was decided on:</p>")
-    for name in ("render_hosts", "links_per_site", "static_dynamic", "errors_by_kind", "duplicate_clusters",
-                 "mirror_pairs"):
+    headings = {"render_hosts": "", "sitemap_hosts": "<h2>Sitemaps</h2>",
+                "ai_use": "<h2>AI use</h2><p>What publishers say of AI use: robots.txt Content-Signal, "
+                          "tdmrep.json, and the stored pages a TDMRep header or rule reserves.</p>"}
+    for name in ("render_hosts", "sitemap_hosts", "ai_use", "links_per_site", "static_dynamic", "errors_by_kind",
+                 "duplicate_clusters", "mirror_pairs"):
         rows, header = tables[name]
-        heading = "" if name == "render_hosts" else f"<h2>{name.replace('_', ' ')}</h2>"
+        heading = headings.get(name, f"<h2>{name.replace('_', ' ')}</h2>")
         sections.append(heading + _table(rows[:50], header))
     style = "body{font-family:sans-serif;max-width:60em;margin:auto}table{border-collapse:collapse}" \
             "td,th{border:1px solid #ccc;padding:2px 6px;font-size:90%}"

@@ -20,7 +20,7 @@ from ..config import float_pair
 from ..content.extract import is_html
 from ..content.main_text import main_text
 from ..content.near_duplicates import content_hash
-from ..items import FetchError, PageItem, Skipped
+from ..items import FetchError, PageItem, SitemapUrls, Skipped
 from .schedule import DAY, RevisitPolicy, ServerLoad
 from .state import CrawlClock, Planner, UrlState
 
@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 #: After relief a server's schedule asks for one fetch per polite interval times this:
 #: headroom, so one page's next interval does not overload it again at once.
 HEADROOM = 1.1
+#: Sitemap lastmods kept for URLs not visited yet, at most (a few sitemaps' worth).
+LASTMODS_KEPT = 1_000_000
 #: Statuses that mean a page is gone: it leaves the revisit queue.
 GONE = (404, 410)
 
@@ -62,7 +64,9 @@ class RevisitPipeline:
     ``REVISIT_CHANGE`` compares (the main text by default, so a rotating ad or
     timestamp is not a change) is the stored one. Its next interval comes from
     :class:`~.state.Planner`. A page gone (404, 410), forbidden or ``noindex``
-    leaves the queue; a failed revisit is retried after a growing interval.
+    leaves the queue; a failed revisit is retried after a growing interval. A sitemap's
+    ``<lastmod>`` (:class:`~crawlproj.items.SitemapUrls`) is kept in the page's state, and makes
+    a tracked page due at once when it is after the page's last visit.
 
     Every server's load index ``L = sum 1/T`` is kept as intervals change. When
     ``1/L`` falls below the server's polite interval (what the frontier makes it
@@ -99,6 +103,7 @@ class RevisitPipeline:
         self._last_replan = time.monotonic()
         self._revisits_since = 0  # revisits recorded since the last replan
         self._target: float | None = None  # budget asked of the allocation (steered)
+        self.lastmods: dict[str, float] = {}  # sitemap lastmods of URLs not visited yet
         crawler.signals.connect(self.commit, signal=crawl_signals.store_committing)
         crawler.signals.connect(self.describe_hosts, signal=crawl_signals.describe_hosts)
 
@@ -128,7 +133,28 @@ class RevisitPipeline:
             if prev is not None and item.reason != "sitemap":
                 self.stats.inc_value(f"revisit/removed/{item.reason}")
                 self._delete(prev)
+        elif isinstance(item, SitemapUrls):
+            self._sitemap(item)
         return item
+
+    def _sitemap(self, item: SitemapUrls) -> None:
+        """A sitemap's ``<lastmod>`` is change evidence: a tracked page it says changed since its
+        last visit is due now; an untracked page's lastmod is kept for its first visit."""
+        now = self.clock.now()
+        for entry in item.entries:
+            if entry.lastmod is None:
+                continue
+            prev = self.queue.get(entry.loc)
+            if prev is None:
+                if len(self.lastmods) < LASTMODS_KEPT:
+                    self.lastmods[entry.loc] = entry.lastmod
+                continue
+            state = self.planner.sitemap_lastmod(prev, entry.lastmod, now, self.clock.scale)
+            if state is not None:
+                self.stats.inc_value("revisit/sitemap_lastmod")
+                if state.rule == "lastmod":
+                    self.stats.inc_value("revisit/due_by_lastmod")
+                self._put(prev, state)
 
     def _page(self, item: PageItem) -> None:
         now, prev = self.clock.now(), self.queue.get(item.url)
@@ -142,7 +168,8 @@ class RevisitPipeline:
             digest = self.change_hash(item)
             if prev is None:
                 self.stats.inc_value("revisit/first_visits")
-                state = self.planner.first(item.url, item.host, now, item.depth, digest, etag, modified)
+                state = self.planner.first(item.url, item.host, now, item.depth, digest, etag, modified,
+                                           self.lastmods.pop(item.url, None))
             else:
                 changed = digest != prev.content_hash
                 self.stats.inc_value("revisit/changed" if changed else "revisit/unchanged")

@@ -39,7 +39,8 @@ CREATE TABLE IF NOT EXISTS revisit (
     visits INTEGER NOT NULL,
     not_modified INTEGER NOT NULL,
     errors INTEGER NOT NULL,
-    seq INTEGER NOT NULL          -- write order: rows changed since a reader last looked
+    seq INTEGER NOT NULL,         -- write order: rows changed since a reader last looked
+    sitemap_lastmod REAL          -- the newest <lastmod> a sitemap gave (real Unix seconds)
 );
 CREATE INDEX IF NOT EXISTS revisit_due ON revisit(next_due);
 CREATE INDEX IF NOT EXISTS revisit_seq ON revisit(seq);
@@ -47,7 +48,8 @@ CREATE INDEX IF NOT EXISTS revisit_host ON revisit(host);
 """
 
 COLUMNS = ("url", "host", "depth", "first_access", "last_access", "unchanged", "changes", "tc_min", "interval",
-           "next_due", "rule", "rate", "content_hash", "etag", "last_modified", "visits", "not_modified", "errors")
+           "next_due", "rule", "rate", "content_hash", "etag", "last_modified", "visits", "not_modified", "errors",
+           "sitemap_lastmod")
 
 
 def state_row(state: UrlState, seq: int) -> tuple:
@@ -55,16 +57,17 @@ def state_row(state: UrlState, seq: int) -> tuple:
     h = state.history
     return (state.url, state.host, state.depth, h.first_access, h.last_access, h.unchanged, h.changes,
             None if math.isinf(h.tc_min) else h.tc_min, state.interval, state.next_due, state.rule, state.rate,
-            state.content_hash, state.etag, state.last_modified, state.visits, state.not_modified, state.errors, seq)
+            state.content_hash, state.etag, state.last_modified, state.visits, state.not_modified, state.errors,
+            state.sitemap_lastmod, seq)
 
 
 def row_state(row: tuple) -> UrlState:
     """The revisit state a row of COLUMNS holds."""
     (url, host, depth, first, last, unchanged, changes, tc_min, interval, next_due, rule, rate, content_hash,
-     etag, last_modified, visits, not_modified, errors) = row
+     etag, last_modified, visits, not_modified, errors, *rest) = row  # rest: columns added since (older rows lack them)
     history = PageHistory(first, last, unchanged, changes, math.inf if tc_min is None else tc_min)
     return UrlState(url, host, history, interval, next_due, rule, depth, rate, content_hash, etag, last_modified,
-                    visits, not_modified, errors)
+                    visits, not_modified, errors, rest[0] if rest else None)
 
 
 class BufferedWrites:
@@ -111,6 +114,8 @@ class RevisitQueue(BufferedWrites):
         self.path = path
         self.conn = connect(path)
         self.conn.executescript(SCHEMA)
+        if "sitemap_lastmod" not in {row[1] for row in self.conn.execute("PRAGMA table_info(revisit)")}:
+            self.conn.execute("ALTER TABLE revisit ADD COLUMN sitemap_lastmod REAL")  # a queue from an older version
         self.seq = self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM revisit").fetchone()[0]
         super().__init__()
 

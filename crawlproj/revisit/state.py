@@ -3,7 +3,7 @@
 :class:`UrlState` is what the long-term queue keeps per URL (seed 001): first and
 last access, ``U``, ``m``, ``t_c min`` (``T`` and ``t_c avg = (T - U) / m`` follow
 from them), the current interval and next due time, and what detects a change
-next time (content hash, ETag, Last-Modified).
+next time (content hash, ETag, Last-Modified), and the newest ``<lastmod>`` a sitemap gave.
 
 :class:`Planner` decides the next interval after each visit, by one of two rules:
 
@@ -65,6 +65,7 @@ class UrlState:
     visits: int = 1
     not_modified: int = 0  # visits answered 304
     errors: int = 0  # revisits that failed in a row
+    sitemap_lastmod: float | None = None  # the newest <lastmod> a sitemap gave (real Unix seconds)
 
     @property
     def conditional_headers(self) -> dict[str, str]:
@@ -91,12 +92,27 @@ class Planner:
         self.mu: float | None = None  # the budget's multiplier; None until the first replan
 
     def first(self, url: str, host: str, now: float, depth: int = 0, content_hash: str | None = None,
-              etag: str | None = None, last_modified: str | None = None) -> UrlState:
+              etag: str | None = None, last_modified: str | None = None,
+              sitemap_lastmod: float | None = None) -> UrlState:
         """The state after a URL's first visit."""
         history = PageHistory(first_access=now, last_access=now)
         interval, rule = self.policy.singular(0.0, 0.0, 0, None, self.rng)
         return UrlState(url, host, history, interval, now + interval, rule, depth=depth,
-                        content_hash=content_hash, etag=etag, last_modified=last_modified)
+                        content_hash=content_hash, etag=etag, last_modified=last_modified,
+                        sitemap_lastmod=sitemap_lastmod)
+
+    def sitemap_lastmod(self, state: UrlState, lastmod: float, now: float, scale: float = 1.0) -> UrlState | None:
+        """The state after a sitemap said the page changed at ``lastmod`` (real Unix seconds), or
+        None when that is not news. A change after the last visit makes the page due ``now``
+        (crawl clock, ``scale`` times real time), rule ``lastmod``: the site's word is cheaper than
+        waiting for the estimate. A lastmod in the future (a wrong clock) counts as now."""
+        lastmod = min(lastmod, now / scale)
+        if state.sitemap_lastmod is not None and lastmod <= state.sitemap_lastmod:
+            return None
+        state = replace(state, sitemap_lastmod=lastmod)
+        if lastmod > state.history.last_access / scale and state.next_due > now:
+            state = replace(state, next_due=now, rule="lastmod")
+        return state
 
     def visit(self, state: UrlState, now: float, changed: bool, *, not_modified: bool = False,
               content_hash: str | None = None, etag: str | None = None,

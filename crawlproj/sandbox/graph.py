@@ -28,13 +28,15 @@ from __future__ import annotations
 
 import base64
 import bisect
+import gzip
 import hashlib
 import heapq
 import json
 import random
 import re
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta, timezone
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -44,6 +46,11 @@ from ..politeness.robots_rules import RobotsRules
 
 DOMAIN = "sandbox.test"
 USER_AGENT_TOKEN = "crawlproj"
+SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+#: Static pages' sitemap lastmod: page k changed last this many days after it.
+SITEMAP_EPOCH = 1_700_000_000.0
+#: The robots.txt Content-Signal of an ai_signals host.
+CONTENT_SIGNAL = "search=yes, ai-input=yes, ai-train=no"
 
 #: robots.txt variants, assigned to hosts round-robin when ``robots_mix`` is on.
 ROBOTS_VARIANTS = ("allow", "private", "wildcard", "crawl_delay", "missing", "error")
@@ -88,6 +95,12 @@ class HostSpec:
     validators: str = "etag"  # changing pages: "etag" (and Last-Modified) | "last-modified" | "none"
     hostile: bool = False  # serves crawlproj.sandbox.hostile's pages instead of a site
     robots_header: bool = False  # robots directives in X-Robots-Tag headers, not <meta name=robots>
+    # "index": the "allow" robots.txt lists /sitemap-index.xml, which lists a gzipped sitemap (even
+    # pages) and a plain one (odd pages), each URL with <lastmod>, <changefreq> and <priority>.
+    sitemap: str = ""
+    # AI-use signals: robots.txt Content-Signal (ai-train=no), /.well-known/tdmrep.json reserving
+    # the /p/*.cgi pages, and a tdm-reservation: 1 header on the /p/*.html pages whose k % 3 == 0.
+    ai_signals: bool = False
 
 
 @dataclass(frozen=True)
@@ -263,13 +276,61 @@ class SandboxWeb:
             return 200, "User-agent: *\nDisallow: /*.cgi$\nAllow: /p/2.cgi$\n"
         if spec.robots == "crawl_delay":
             return 200, f"User-agent: *\nCrawl-delay: {spec.crawl_delay:g}\nDisallow:\n"
-        return 200, f"User-agent: *\nDisallow:\n\nSitemap: {self.origin(host)}/sitemap.xml\n"
+        signal = f"Content-Signal: {CONTENT_SIGNAL}\n" if spec.ai_signals else ""
+        sitemap = "/sitemap-index.xml" if spec.sitemap == "index" else "/sitemap.xml"
+        return 200, f"User-agent: *\n{signal}Disallow:\n\nSitemap: {self.origin(host)}{sitemap}\n"
 
-    def sitemap_xml(self, host: int) -> bytes:
-        """A sitemap listing every page of the host (linked from the "allow" robots.txt)."""
-        locs = "".join(f"<url><loc>{self.url(host, k)}</loc></url>" for k in range(self.size(host)))
-        return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-                f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>\n').encode()
+    # -- sitemaps and AI-use signals -------------------------------------
+    def sitemap_file(self, host: int, path: str,
+                     lastmod: Callable[[int], float] | None = None) -> tuple[bytes, dict[str, str]] | None:
+        """The sitemap file at ``path`` (None: there is none). ``lastmod(k)``: page k's last change,
+        real Unix seconds (default: a day apart from :data:`SITEMAP_EPOCH`)."""
+        spec = self.specs[host]
+        if spec.robots != "allow":
+            return None
+        xml = {"Content-Type": "application/xml"}
+        if spec.sitemap != "index":
+            if path != "/sitemap.xml":
+                return None
+            locs = "".join(f"<url><loc>{self.url(host, k)}</loc></url>" for k in range(self.size(host)))
+            return _xml(f'<urlset xmlns="{SITEMAP_NS}">{locs}</urlset>'), xml
+        parts = {"/sitemaps/pages-1.xml.gz": 0, "/sitemaps/pages-2.xml": 1}
+        stamp = lastmod or (lambda k: SITEMAP_EPOCH + 86400.0 * k)
+        if path == "/sitemap-index.xml":
+            items = "".join(f"<sitemap><loc>{self.origin(host)}{part}</loc><lastmod>{_w3c(SITEMAP_EPOCH)}</lastmod>"
+                            f"</sitemap>" for part in parts)
+            return _xml(f'<sitemapindex xmlns="{SITEMAP_NS}">{items}</sitemapindex>'), xml
+        if path not in parts:
+            return None
+        entries = "".join(
+            f"<url><loc>{self.url(host, k)}</loc><lastmod>{_w3c(stamp(k))}</lastmod>"
+            f"<changefreq>{'daily' if k == 0 else 'weekly'}</changefreq><priority>{1.0 if k == 0 else 0.5}</priority>"
+            f"</url>" for k in range(parts[path], self.size(host), 2))
+        body = _xml(f'<urlset xmlns="{SITEMAP_NS}">{entries}</urlset>')
+        if path.endswith(".gz"):
+            return gzip.compress(body, mtime=0), {"Content-Type": "application/gzip"}
+        return body, xml
+
+    def sitemap_lastmods(self, host: int, lastmod: Callable[[int], float] | None = None) -> dict[str, float]:
+        """URL -> the <lastmod> the host's sitemaps give it (whole seconds, as written)."""
+        stamp = lastmod or (lambda k: SITEMAP_EPOCH + 86400.0 * k)
+        return {self.url(host, k): float(int(stamp(k))) for k in range(self.size(host))}
+
+    def tdmrep_json(self, host: int) -> bytes | None:
+        """``/.well-known/tdmrep.json`` of an ``ai_signals`` host: the /p/*.cgi pages reserved."""
+        if not self.specs[host].ai_signals:
+            return None
+        return json.dumps([{"location": "/p/*.cgi$", "tdm-reservation": 1,
+                            "tdm-policy": f"{self.origin(host)}/tdm-policy.json"},
+                           {"location": "/", "tdm-reservation": 0}]).encode()
+
+    def tdm_header_reserved(self, host: int, k: int) -> bool:
+        """Whether page k of an ``ai_signals`` host sends ``tdm-reservation: 1``."""
+        return self.specs[host].ai_signals and self.path(k).endswith(".html") and k % 3 == 0 and k > 0
+
+    def tdm_reserved(self, host: int, k: int) -> bool:
+        """Whether tdmrep.json reserves page k (a crawler skipping reserved pages never asks for it)."""
+        return self.specs[host].ai_signals and self.path(k).endswith(".cgi")
 
     def allowed(self, host: int, path: str, agent: str = USER_AGENT_TOKEN) -> bool:
         """What an RFC 9309 crawler may fetch: 4xx robots allow all, 5xx forbid all."""
@@ -511,6 +572,8 @@ class SandboxWeb:
         document, headers = _document(spec, head, body)
         if spec.robots_header:
             headers = _robots_headers(headers, page)
+        if self.tdm_header_reserved(host, k):
+            headers = {**headers, "tdm-reservation": "1", "tdm-policy": f"{self.origin(host)}/tdm-policy.json"}
         return document, headers
 
     def _render_js(self, host: int, k: int, head: list[str]) -> tuple[bytes, dict[str, str]]:
@@ -741,6 +804,15 @@ def _template(japanese: bool) -> tuple[str, str]:
     before = (f'<header class="site-header"><div class="logo">{prose(4)}</div><p class="tagline">{prose(20)}</p>'
               f'</header><nav class="menu"><ul>{nav}</ul></nav><aside class="sidebar">{side}</aside>')
     return before, f'<footer class="site-footer">{foot}<p class="copyright">(c) {prose(6)}</p></footer>'
+
+
+def _xml(body: str) -> bytes:
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n{body}\n'.encode()
+
+
+def _w3c(seconds: float) -> str:
+    """A W3C Datetime in +09:00 (a sitemap may write any zone; the reader must convert)."""
+    return datetime.fromtimestamp(int(seconds), timezone(timedelta(hours=9))).isoformat()
 
 
 def _document(spec: HostSpec, head: list[str], body: list[str]) -> tuple[bytes, dict[str, str]]:

@@ -30,6 +30,7 @@ from email.utils import formatdate, parsedate_to_datetime
 from aiohttp import web
 from aiohttp.helpers import must_be_empty_body
 
+from ..politeness.ai_signal_rules import TDMREP_PATH
 from . import hostile
 from .audit import Record, politeness_report
 from .changes import PageChanges
@@ -74,8 +75,10 @@ class SandboxServer:
                 trap = self.web.trap_page(host, request.path, request.query_string, self.rng)
                 if trap is not None:
                     status, body, headers = 200, trap, {"Content-Type": "text/html; charset=utf-8"}
-            elif request.path == "/sitemap.xml" and spec.robots == "allow":
-                status, body, headers = 200, self.web.sitemap_xml(host), {"Content-Type": "application/xml"}
+            elif (sitemap := self.web.sitemap_file(host, request.path, self.lastmod(host))) is not None:
+                status, (body, headers) = 200, sitemap
+            elif request.path == TDMREP_PATH and (tdmrep := self.web.tdmrep_json(host)) is not None:
+                status, body, headers = 200, tdmrep, {"Content-Type": "application/json"}
             elif request.path == "/robots.txt":
                 status, text = self.web.robots_txt(host)
                 if host in self.robots_override:
@@ -148,6 +151,12 @@ class SandboxServer:
                 self._bodies.clear()
             self._bodies[key] = self.web.render(host, k, version)
         return self._bodies[key]
+
+    def lastmod(self, host: int):  # noqa: ANN201 - Callable[[int], float] | None
+        """Page k's last change (real Unix seconds) for the sitemaps, when pages change."""
+        if self.changes is None:
+            return None
+        return lambda k: self.changes.version(host, k, time.time())[1]
 
     def _changing(self, request: web.BaseRequest, host: int, k: int,
                   spec: HostSpec) -> tuple[int, bytes, dict[str, str]]:

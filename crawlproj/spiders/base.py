@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import scrapy
@@ -14,8 +15,11 @@ from twisted.python.failure import Failure
 
 from .. import signals as crawl_signals
 from ..content.extract import ExtractedLink, is_html, iter_links, page_budget, parsed_page
+from ..content.offload import PageWorkers, StageTimeout
 from ..content.robots_directives import header_directives
-from ..items import FetchError, PageItem, Skipped
+from ..content.sitemaps import read_sitemap
+from ..items import FetchError, PageItem, SitemapUrls, Skipped
+from ..politeness.ai_signals import RESERVED as AI_USE_RESERVED
 from ..scope import Scope
 from ..stalls import TurnTaker
 from ..urls import InvalidURL, LinkCanonicalizer, canonicalize, host_of
@@ -37,6 +41,21 @@ def read_seed_lines(lines: Iterable[bytes | str]) -> Iterator[tuple[int, str | N
         text = line.split("#", 1)[0].strip()
         if text:
             yield number, text
+
+
+def sitemap_arg(value: str | None, session_params: tuple[str, ...] = (), max_length: int = 2048) -> list[str]:
+    """``-a sitemap=URL[,URL...]`` as canonical URLs; BadInput names the first that is not one."""
+    from ..config import BadInput
+
+    urls = []
+    for raw in (part.strip() for part in str(value or "").split(",")):
+        if not raw:
+            continue
+        try:
+            urls.append(canonicalize(raw, session_params=session_params, max_length=max_length))
+        except InvalidURL as exc:
+            raise BadInput(f"-a sitemap={raw!r} is not a crawlable http(s) URL ({exc.reason})") from None
+    return urls
 
 
 def _error_kind(failure: Failure) -> str:
@@ -86,6 +105,7 @@ class CrawlSpiderBase(scrapy.Spider):
     """
 
     scope: Scope
+    sitemap: str | None = None  # -a sitemap=URL[,URL...]: sitemaps to read at the start
 
     def _init_from_settings(self) -> None:
         s = self.crawler.settings
@@ -96,6 +116,10 @@ class CrawlSpiderBase(scrapy.Spider):
         self.page_budget = page_budget(s)
         self.link_canonical = LinkCanonicalizer(self.session_params, self.max_url_length)
         self._url_seen: Any = _UNASKED
+
+    def start_sitemaps(self) -> list[scrapy.Request]:
+        """Requests for the sitemaps ``-a sitemap=`` names."""
+        return [self.sitemap_request(url) for url in sitemap_arg(self.sitemap, self.session_params, self.max_url_length)]
 
     def url_seen(self) -> Any:
         """The frontier's test for URLs it already holds, or None (asked once)."""
@@ -197,32 +221,62 @@ class CrawlSpiderBase(scrapy.Spider):
                 request_headers=_header_pairs(response.request.headers),
                 rendered="playwright" in response.flags,
                 not_modified=response.status == 304,
+                ai_signals=response.meta.get("ai_signals") or {},
             )
 
-    def parse_sitemap(self, response: Response, **kwargs: Any) -> Iterator[Any]:
-        """A sitemap (or sitemap index) from robots.txt: its URLs in scope become requests."""
-        from scrapy.utils.gz import gunzip
-        from scrapy.utils.sitemap import Sitemap
+    def sitemap_request(self, url: str, level: int = 0) -> scrapy.Request:
+        """A request for a sitemap (``level`` 1: listed by a sitemap index). Always fetched, even
+        when seen before: a sitemap is read again each time robots.txt is. Depth -1: its URLs are
+        at depth 0, like seeds."""
+        return scrapy.Request(url, callback=self.parse_sitemap, errback=self.on_error, dont_filter=True, priority=1,
+                              meta={"render": False, "depth": -1, "sitemap_level": level})
 
-        body = response.body
-        if body[:2] == b"\x1f\x8b":
-            body = gunzip(body, max_size=self.crawler.settings.getint("DOWNLOAD_MAXSIZE"))
-        try:
-            sitemap = Sitemap(body)
-        except Exception as exc:  # noqa: BLE001 - lxml refuses broken XML in several ways
+    async def parse_sitemap(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:
+        """A sitemap or sitemap index (:mod:`crawlproj.content.sitemaps`): its URLs in scope become
+        requests, and all of them, with their ``lastmod``, go to the pipelines as :class:`SitemapUrls`.
+        An index's sitemaps are fetched in turn; an index inside an index is not (sitemaps.org)."""
+        url = self.canonical(response.request.url) or response.request.url
+        workers = PageWorkers.of(self.crawler)
+        try:  # a 50 MB sitemap takes a quarter of a second to read: not on the reactor
+            sitemap = await workers.run(read_sitemap, response.body) if workers.enabled else read_sitemap(response.body)
+        except (ValueError, StageTimeout) as exc:
             self.count("sitemap_errors")
             self.logger.warning("unreadable sitemap %s: %s", response.url, exc)
-            sitemap = None
-        for entry in sitemap or ():
-            url = self.canonical(entry.get("loc", ""))
-            if url is None:
+            yield Skipped(url, "sitemap")
+            return
+        if sitemap.cut:
+            self.count("sitemap_cut")
+            self.logger.warning("sitemap %s is over 50 MB unpacked: read up to the limit", response.url)
+        if sitemap.dropped:
+            self.count("sitemap_urls_dropped", sitemap.dropped)
+            self.logger.warning("sitemap %s lists over 50,000 URLs: %d left out", response.url, sitemap.dropped)
+        turns = TurnTaker()
+        if sitemap.kind == "sitemapindex":
+            if response.meta.get("sitemap_level", 0) >= 1:
+                self.count("sitemap_nested_index")
+                self.logger.warning("sitemap index %s is listed by another index: not followed", response.url)
+            else:
+                for entry in sitemap.entries:
+                    child = self.canonical(entry.loc, response.url)
+                    if child is not None:
+                        yield self.sitemap_request(child, level=1)
+            yield Skipped(url, "sitemap")
+            return
+        seen = self.url_seen()
+        entries = []
+        for entry in sitemap.entries:
+            await turns.maybe()
+            loc = self.canonical(entry.loc, response.url)
+            if loc is None:
                 continue
-            if sitemap.type == "sitemapindex":
-                yield scrapy.Request(url, callback=self.parse_sitemap, errback=self.on_error, meta={"render": False})
-            elif not self.scope.refuses(url):
-                self.count("sitemap_urls")
-                yield self.request(url)
-        yield Skipped(self.canonical(response.request.url) or response.request.url, "sitemap")
+            entries.append(replace(entry, loc=loc))
+            if self.scope.refuses(loc):
+                continue
+            self.count("sitemap_urls")
+            if seen is None or not seen(loc):
+                yield self.request(loc)
+        yield SitemapUrls(url, entries, time.time())
+        yield Skipped(url, "sitemap")
 
     async def on_error(self, failure: Failure) -> AsyncIterator[Any]:
         request = failure.request  # type: ignore[attr-defined]
@@ -236,6 +290,10 @@ class CrawlSpiderBase(scrapy.Spider):
         if kind == "ignored" and "robots.txt" in str(failure.value):
             self.count("robots_forbidden")
             yield Skipped(url, "robots")
+            return
+        if kind == "ignored" and str(failure.value).startswith(AI_USE_RESERVED):
+            self.count("ai_use_reserved")
+            yield Skipped(url, "ai_reserved")
             return
         self.count(f"fetch_errors/{kind}")
         yield FetchError(url=url, host=host_of(url), kind=kind, message=str(failure.value)[:500],

@@ -15,12 +15,17 @@ from ..config import BadInput
 from ..items import PageItem
 from ..scope import Scope
 from ..urls import InvalidURL, canonicalize
-from .base import CrawlSpiderBase
+from .base import CrawlSpiderBase, sitemap_arg
 
 
-def _required_url(url: str | None) -> str:
+def _required_url(url: str | None, sitemap: str | None = None) -> str:
+    """The start URL: ``-a url=``, else the root of the first ``-a sitemap=``'s site."""
+    if not url and sitemap:
+        parts = urlsplit(str(sitemap).split(",")[0].strip())
+        if parts.scheme and parts.netloc:
+            return f"{parts.scheme}://{parts.netloc}/"
     if not url:
-        raise BadInput("the site spider needs -a url=https://host/path/")
+        raise BadInput("the site spider needs -a url=https://host/path/ (or -a sitemap=https://host/sitemap.xml)")
     return url
 
 
@@ -43,23 +48,29 @@ class SiteSpider(CrawlSpiderBase):
 
     ``-a url=https://example.org/docs/`` stays under ``/docs/``; ``-a allow=REGEX``
     and ``-a deny=REGEX`` filter URLs; ``-a max_pages=N`` stops after N stored pages.
+    ``-a sitemap=URL[,URL...]`` reads sitemaps as well (without ``-a url=``, the crawl is
+    of the first sitemap's whole site).
     """
 
     name = "site"
 
     def __init__(self, url: str | None = None, allow: str | None = None, deny: str | None = None,
-                 max_pages: str | int | None = None, **kwargs: Any):
+                 max_pages: str | int | None = None, sitemap: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
-        self.start_url_arg = _required_url(url)
+        self.sitemap = sitemap
+        self.start_url_arg = _required_url(url, sitemap)
         self._allow, self._deny = allow, deny
         self.max_pages = _max_pages(max_pages)
         self.pages = 0
 
     @classmethod
-    def check_input(cls, settings: Any, url: str | None = None, max_pages: str | None = None, **_: Any) -> None:
+    def check_input(cls, settings: Any, url: str | None = None, max_pages: str | None = None,
+                    sitemap: str | None = None, **_: Any) -> None:
         """Refuse bad arguments before the crawl starts (:class:`~crawlproj.config.BadInput`)."""
         _max_pages(max_pages)
-        _start_url(_required_url(url), tuple(settings.getlist("SESSION_ID_PARAMS")), settings.getint("URL_MAX_LENGTH"))
+        params, max_length = tuple(settings.getlist("SESSION_ID_PARAMS")), settings.getint("URL_MAX_LENGTH")
+        sitemap_arg(sitemap, params, max_length)
+        _start_url(_required_url(url, sitemap), params, max_length)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> SiteSpider:
@@ -77,6 +88,8 @@ class SiteSpider(CrawlSpiderBase):
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
+        for request in self.start_sitemaps():
+            yield request
         yield self.request(self.start_url)
 
     async def parse(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:

@@ -10,7 +10,7 @@ from scrapy.crawler import Crawler
 
 from ..scope import Scope
 from ..config import BadInput
-from .base import CrawlSpiderBase, read_seed_lines
+from .base import CrawlSpiderBase, read_seed_lines, sitemap_arg
 
 
 def _seed_paths(files: str | None) -> list[str]:
@@ -19,7 +19,8 @@ def _seed_paths(files: str | None) -> list[str]:
 
 
 class WebSpider(CrawlSpiderBase):
-    """Broad crawl. ``-a seeds=FILE[,FILE...]`` (default: the ``SEEDS_FILE`` setting).
+    """Broad crawl. ``-a seeds=FILE[,FILE...]`` (default: the ``SEEDS_FILE`` setting);
+    ``-a sitemap=URL[,URL...]`` reads sitemaps (or sitemap indexes) as well.
 
     Scope comes from ``ALLOWED_DOMAINS``, ``ALLOWED_SUFFIXES`` and ``DEPTH_LIMIT``;
     ``-a allow=REGEX`` and ``-a deny=REGEX`` narrow it further.
@@ -47,9 +48,10 @@ class WebSpider(CrawlSpiderBase):
         return spider
 
     @classmethod
-    def check_input(cls, settings: Any, seeds: str | None = None, **_: Any) -> None:
-        """Refuse a seeds file that cannot be read before the crawl starts (a line that is not
-        UTF-8 is skipped and counted when the seeds are read, not refused here)."""
+    def check_input(cls, settings: Any, seeds: str | None = None, sitemap: str | None = None, **_: Any) -> None:
+        """Refuse a seeds file that cannot be read, or a sitemap URL that is not one, before the
+        crawl starts (a line that is not UTF-8 is skipped and counted when the seeds are read)."""
+        sitemap_arg(sitemap, tuple(settings.getlist("SESSION_ID_PARAMS")), settings.getint("URL_MAX_LENGTH"))
         for path in _seed_paths(seeds or settings.get("SEEDS_FILE")):
             try:
                 with open(path, "rb") as fh:
@@ -75,5 +77,7 @@ class WebSpider(CrawlSpiderBase):
         return urls
 
     async def start(self) -> AsyncIterator[Any]:
+        for request in self.start_sitemaps():
+            yield request
         for url in self.seed_urls():
             yield self.request(url)

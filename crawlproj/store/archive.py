@@ -30,7 +30,8 @@ def warc_directory(settings) -> str:
 class ArchivePipeline:
     """Writes each fetched page to WARC/1.1 files and puts (file, offset) on the item.
 
-    Request and response records, gzipped per record, rotated at
+    Request and response records (and a metadata record of the page's AI-use signals, when
+    it has any), gzipped per record, rotated at
     ``WARC_MAX_BYTES``. A body archived before becomes a revisit record
     (identical-payload-digest). A page the content pipeline marked as a
     duplicate of another is not archived unless ``NEAR_DUPLICATES_KEEP_CONTENT``
@@ -65,7 +66,9 @@ class ArchivePipeline:
         headers = [(k, v) for k, v in item.response_headers if k.lower() not in _TRANSFER_HEADERS]
         headers.append(("Content-Length", str(len(item.body))))
         location = await self.writer.run(self.archive.write, item.final_url, item.status, reason, headers, item.body,
-                                         item.request_headers, bool(item.duplicate_of) and not self.keep_duplicates)
+                                         item.request_headers, bool(item.duplicate_of) and not self.keep_duplicates,
+                                         [("ai-use", f"{source} {name}={value}") for source, _, name, value in
+                                          (k.partition(":") + (v,) for k, v in sorted(item.ai_signals.items()))])
         stats = self.crawler.stats
         if location is None:
             stats.inc_value("warc/duplicates_skipped")

@@ -49,6 +49,15 @@ def merge_shards(out: str, shards: list[str], tick: Callable[[int], object] | No
                                 reason = CASE WHEN excluded.comparisons > comparisons THEN excluded.reason ELSE reason END,
                                 comparisons = comparisons + excluded.comparisons, gains = gains + excluded.gains,
                                 missed = missed + excluded.missed, overreached = overreached + excluded.overreached""")
+            if conn.execute("SELECT 1 FROM shard.sqlite_master WHERE name = 'sitemap_urls'").fetchone():
+                # The newest reading of a URL's sitemap entry, and of a subject's AI-use signals, wins.
+                conn.execute("""INSERT INTO sitemap_urls SELECT * FROM shard.sitemap_urls WHERE true
+                                ON CONFLICT(url) DO UPDATE SET sitemap = excluded.sitemap, lastmod = excluded.lastmod,
+                                changefreq = excluded.changefreq, priority = excluded.priority,
+                                read_at = excluded.read_at WHERE excluded.read_at > sitemap_urls.read_at""")
+                conn.execute("""INSERT INTO ai_signals SELECT * FROM shard.ai_signals WHERE true
+                                ON CONFLICT(subject, source, name) DO UPDATE SET value = excluded.value,
+                                at = excluded.at WHERE excluded.at > ai_signals.at""")
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:

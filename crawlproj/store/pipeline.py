@@ -11,7 +11,7 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import defer, task
 
 from .. import signals as crawl_signals
-from ..items import FetchError, PageItem, Skipped
+from ..items import FetchError, PageItem, SitemapUrls, Skipped
 from . import open_store
 from .sqlite import StoreBatch
 from .writer import WriterThread
@@ -44,6 +44,7 @@ class StorePipeline:
         crawler.signals.connect(self.robots_fetched, signal=crawl_signals.robots_fetched)
         crawler.signals.connect(self.store.add_host_error, signal=crawl_signals.host_error)
         crawler.signals.connect(self.store.set_render_host, signal=crawl_signals.render_evidence)
+        crawler.signals.connect(self.ai_signals, signal=crawl_signals.ai_signals)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StorePipeline:
@@ -61,12 +62,17 @@ class StorePipeline:
             self.store.add_error(item)
         elif isinstance(item, Skipped):
             self.store.add_skipped(item.url)
+        elif isinstance(item, SitemapUrls):
+            self.store.add_sitemap_urls(item.sitemap, item.entries, item.at)
         if self.store.pending >= self.batch_size:
             self._flush_kept()
         return item
 
     def robots_fetched(self, host: str, status: int | None) -> None:
         self.store.set_robots(host, status, time.time())
+
+    def ai_signals(self, host: str, source: str, values: dict[str, str]) -> None:
+        self.store.set_ai_signals(host, source, values, time.time())
 
     def flush(self) -> defer.Deferred | None:
         """Start writing what is buffered; the Deferred fires once it is committed (None:

@@ -84,6 +84,23 @@ CREATE TABLE IF NOT EXISTS duplicates (      -- pages whose main text copies a c
     jaccard REAL NOT NULL                     -- estimated (1.0 for exact)
 );
 CREATE INDEX IF NOT EXISTS duplicates_canonical ON duplicates(canonical);
+CREATE TABLE IF NOT EXISTS sitemap_urls (    -- what the sitemaps say of each URL (the last sitemap read)
+    url TEXT PRIMARY KEY,                     -- canonical
+    host TEXT NOT NULL,
+    sitemap TEXT NOT NULL,                    -- the sitemap that listed it
+    lastmod REAL,                             -- unix time, from <lastmod>
+    changefreq TEXT,                          -- as written: recorded, not trusted
+    priority REAL,                            -- as written: recorded, not trusted
+    read_at REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ai_signals (      -- what publishers say of AI use (crawlproj.politeness.ai_signal_rules)
+    subject TEXT NOT NULL,                    -- a host (from robots.txt, tdmrep.json) or a page URL
+    source TEXT NOT NULL,                     -- robots.txt | tdmrep.json | header
+    name TEXT NOT NULL,                       -- search, ai-input, ai-train (Content-Signal); tdm-reservation, tdm-policy
+    value TEXT NOT NULL,
+    at REAL NOT NULL,
+    PRIMARY KEY (subject, source, name)
+) WITHOUT ROWID;
 CREATE VIEW IF NOT EXISTS host_links AS
     SELECT source_host, target_host, COUNT(*) AS links
     FROM links GROUP BY source_host, target_host;
@@ -116,6 +133,8 @@ class StoreBatch:
     skipped: list[str]
     host_errors: Counter[tuple[str, str]]
     render_hosts: dict[str, dict] = field(default_factory=dict)
+    sitemap_urls: list[tuple] = field(default_factory=list)  # rows of sitemap_urls
+    ai_signals: dict[tuple[str, str], tuple[dict[str, str], float]] = field(default_factory=dict)
 
 
 class SqliteStore:
@@ -135,6 +154,8 @@ class SqliteStore:
         self._host_errors: Counter[tuple[str, str]] = Counter()
         self._robots: dict[str, tuple[int | None, float]] = {}
         self._render_hosts: dict[str, dict] = {}
+        self._sitemap_urls: list[tuple] = []
+        self._ai_signals: dict[tuple[str, str], tuple[dict[str, str], float]] = {}  # (subject, source) -> values
         self.commits = 0
 
     @property
@@ -161,15 +182,25 @@ class SqliteStore:
         """A host's rendering mode and evidence (:data:`crawlproj.signals.render_evidence`)."""
         self._render_hosts[host] = row
 
+    def add_sitemap_urls(self, sitemap: str, entries: Iterable, at: float) -> None:
+        """A sitemap's entries (:class:`crawlproj.content.sitemaps.SitemapEntry`, canonical ``loc``)."""
+        self._sitemap_urls.extend((e.loc, _host(e.loc), sitemap, e.lastmod, e.changefreq, e.priority, at)
+                                  for e in entries)
+
+    def set_ai_signals(self, subject: str, source: str, values: dict[str, str], at: float) -> None:
+        """What ``source`` says of AI use for ``subject`` (a host or a page URL): replaces what
+        it said before (nothing, when ``values`` is empty)."""
+        self._ai_signals[(subject, source)] = (dict(values), at)
+
     def take(self) -> StoreBatch | None:
         """Everything buffered, as one batch for :meth:`write` (None: nothing is)."""
         if not (self._pages or self._errors or self._robots or self._skipped or self._host_errors
-                or self._render_hosts):
+                or self._render_hosts or self._sitemap_urls or self._ai_signals):
             return None
         batch = StoreBatch(self._pages, self._errors, self._robots, self._skipped, self._host_errors,
-                           self._render_hosts)
+                           self._render_hosts, self._sitemap_urls, self._ai_signals)
         self._pages, self._errors, self._robots, self._skipped = [], [], {}, []
-        self._host_errors, self._render_hosts = Counter(), {}
+        self._host_errors, self._render_hosts, self._sitemap_urls, self._ai_signals = Counter(), {}, [], {}
         return batch
 
     def restore(self, batch: StoreBatch) -> None:
@@ -180,6 +211,8 @@ class SqliteStore:
         self._host_errors.update(batch.host_errors)
         self._robots = {**batch.robots, **self._robots}
         self._render_hosts = {**batch.render_hosts, **self._render_hosts}
+        self._sitemap_urls = batch.sitemap_urls + self._sitemap_urls
+        self._ai_signals = {**batch.ai_signals, **self._ai_signals}
 
     def commit(self) -> list[str]:
         """Write everything buffered in one transaction; return the URLs it completed."""
@@ -260,6 +293,21 @@ class SqliteStore:
                 [(host, r["mode"], r["comparisons"], r["gains"], r["missed"], r["overreached"], r["reason"])
                  for host, r in batch.render_hosts.items()],
             )
+            cur.executemany("INSERT OR REPLACE INTO sitemap_urls VALUES (?,?,?,?,?,?,?)", batch.sitemap_urls)
+            signals = dict(batch.ai_signals)
+            # A page's signals are those of its last capture.
+            cur.executemany("DELETE FROM ai_signals WHERE subject = ?", [(p.url,) for p in captured])
+            for p in captured:
+                by_source: dict[str, dict[str, str]] = {}
+                for key, value in p.ai_signals.items():
+                    source, _, name = key.partition(":")
+                    if source != "robots.txt":  # the host's rows, not copied to each page
+                        by_source.setdefault(source, {})[name] = value
+                signals.update(((p.url, source), (values, p.fetched_at)) for source, values in by_source.items())
+            cur.executemany("DELETE FROM ai_signals WHERE subject = ? AND source = ?", list(signals))
+            cur.executemany("INSERT INTO ai_signals VALUES (?,?,?,?,?)",
+                            [(subject, source, name, value, at)
+                             for (subject, source), (values, at) in signals.items() for name, value in values.items()])
             cur.execute("COMMIT")
         except BaseException:
             if self.conn.in_transaction:

@@ -73,8 +73,11 @@ class WarcArchive:
         self._writer = WARCWriter(BytesIO(), gzip=False, warc_version="WARC/1.1")  # builds records only
 
     def write(self, url: str, status: int, reason: str, headers: list[tuple[str, str]], body: bytes,
-              request_headers: list[tuple[str, str]] | None = None, revisit_only: bool = False) -> Location | None:
-        """Archive one capture: its request, then its response (or a revisit record).
+              request_headers: list[tuple[str, str]] | None = None, revisit_only: bool = False,
+              metadata: list[tuple[str, str]] | None = None) -> Location | None:
+        """Archive one capture: its request, then its response (or a revisit record), then a
+        ``metadata`` record of ``metadata`` (``application/warc-fields``, one ``name: value``
+        line a pair; the AI-use signals), when there is any.
 
         With ``revisit_only``, a body not archived before is not written (None)."""
         digest = payload_digest(body)
@@ -101,6 +104,12 @@ class WarcArchive:
         self._append(w.create_warc_record(url, "request", http_headers=req_http,
                                           warc_headers_dict={"WARC-Concurrent-To": record.rec_headers.get_header(
                                               "WARC-Record-ID")}))
+        if metadata:
+            fields = "".join(f"{name}: {' '.join(str(value).split())}\r\n" for name, value in metadata)
+            self._append(w.create_warc_record(url, "metadata", payload=BytesIO(fields.encode("utf-8")),
+                                              warc_content_type="application/warc-fields",
+                                              warc_headers_dict={"WARC-Concurrent-To": record.rec_headers.get_header(
+                                                  "WARC-Record-ID")}))
         self._fh.flush()
         if original is None:
             first = (record.rec_headers.get_header("WARC-Record-ID"), url, record.rec_headers.get_header("WARC-Date"))
