@@ -1,13 +1,14 @@
 """Revisit policies in a discrete-event simulation: freshness, age and detection at equal budget.
 
-100,000 pages change as Poisson processes, lambda log-uniform between 1/hour and
-1/year. Every policy gets the same fetch budget per day (``--budget``) for 365
-simulated days, in hourly steps; a policy that asks for more than the budget gets
-its most overdue pages first. Only the clock and the fetch are simulated: a fetch
-at time t of a page last fetched at s finds it changed with probability
-1 - exp(-lambda (t - s)). The ``tamura`` policy runs the project's own code
-(:mod:`crawlproj.revisit.estimator` and :mod:`crawlproj.revisit.schedule`) on
-every page at once.
+Two regimes (:class:`World`), 100,000 pages each: ``loguniform`` (lambda log-uniform between
+1/hour and 1/year, yes/no visits only) and ``realweb`` (Cho & Garcia-Molina's measured change
+intervals, correlated sites and directories, honest, lying or missing Last-Modified, sitemaps
+with lastmod). Every policy gets the same fetch budget per day (``--budget``) for 365
+simulated days, in hourly steps; a policy that asks for more than the budget gets its most
+overdue pages first. Changes are simulated as events (each page's next change, and its first
+change since the last fetch), so a policy that is told when pages changed is scored on what
+really happened. The ``tamura`` and ``crawlproj`` policies run the project's own code
+(:mod:`crawlproj.revisit.estimator` and :mod:`crawlproj.revisit.schedule`) on every page at once.
 
 Policies:
 
@@ -16,17 +17,22 @@ Policies:
 * ``nutch``: Nutch AdaptiveFetchSchedule (changed: x(1 - 0.2), unchanged: x(1 + 0.4), 60 s to 365 d);
 * ``stormcrawler``: StormCrawler AdaptiveScheduler (changed: 0.5 I + 0.5 I_min; unchanged:
   min(1.5 I, I_max); 1 h to 14 d);
-* ``tamura``: eq. (3)'s estimate per page, allocated by the project's
+* ``tamura``: eq. (3)'s estimate per page from yes/no visits, allocated by the project's
   :func:`~crawlproj.revisit.schedule.optimal_intervals` (the freshness-optimal allocation,
   with estimated rates) under the budget;
 * ``tamura_proportional``: eq. (3)'s estimate as the interval (factor 1), the paper's rule;
+* ``crawlproj``: the crawler's schedule with all its evidence: believed dates (Last-Modified,
+  sitemaps read daily), priors per directory and site and for the population (empirical
+  Bayes), eq. (3) otherwise; the same allocation;
 * ``oracle``: the true lambdas, allocated optimally (Cho & Garcia-Molina).
 
-Reports mean freshness (the share of time a page's copy is up to date), mean age
-(hours a copy has been out of date), the change-detection ratio (fetches that found a
-new version / fetches), and eq. (3)'s median relative error of lambda after 5, 10 and
-20 visits, against the truth and against the exact MLE, on a sample of pages. Plots
-like the paper's Figs. 3-5 go to ``--plots`` (a directory). Prints one JSON line.
+Reports per regime mean freshness (the share of time a page's copy is up to date), mean age
+(hours a copy has been out of date), the change-detection ratio (fetches that found a new
+version / fetches), the share of the oracle's gain over uniform each estimating policy
+captures, and the median relative error of lambda after 5, 10 and 20 visits: eq. (3) and the
+exact MLE from yes/no visits, and the crawler's estimate for pages with honest dates.
+Plots like the paper's Figs. 3-5 (from the first regime's ``crawlproj`` run) go to
+``--plots`` (a directory). Prints one JSON line.
 """
 
 from __future__ import annotations
@@ -44,7 +50,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crawlproj.progress import progress_bar  # noqa: E402
-from crawlproj.revisit.estimator import mean_change_interval, mle_rate, smoothed_rate  # noqa: E402
+from crawlproj.revisit.estimator import (GroupPrior, RateGrid, dated_observation,  # noqa: E402
+                                         mean_change_interval, mle_rate, smoothed_rate)
 from crawlproj.revisit.schedule import DAY, RevisitPolicy, budget_intervals, optimal_intervals  # noqa: E402
 
 HOUR = 3600.0
@@ -61,39 +68,125 @@ def age_integral(rate, span):
     return span * span / 2 - span / rate + fresh_integral(rate, span) / rate
 
 
+class World:
+    """The pages of one regime: true rates, sites and directories, what each server says.
+
+    ``lm``: 0 an honest Last-Modified, 1 the fetch time, 2 none. ``sitemap``: the page's site
+    lists it in a sitemap with lastmod, read once a simulated day.
+    """
+
+    def __init__(self, rates, site, directory, lm, sitemap) -> None:
+        self.rates, self.site, self.directory, self.lm, self.sitemap = rates, site, directory, lm, sitemap
+        self.n = len(rates)
+
+    @classmethod
+    def loguniform(cls, n: int, rng) -> World:
+        """Today's regime: lambda log-uniform from 1/hour to 1/year, yes/no visits only."""
+        rates = np.exp(rng.uniform(math.log(1 / YEAR), math.log(1 / HOUR), n))
+        site = rng.integers(0, max(1, n // 200), n)  # sites and directories say nothing of rates here
+        return cls(rates, site, site * 8 + rng.integers(0, 8, n), np.full(n, 2), np.zeros(n, dtype=bool))
+
+    @classmethod
+    def realweb(cls, n: int, rng) -> World:
+        """Cho & Garcia-Molina's measured change intervals (23% within a day, 15% within a week,
+        16% within a month, 16% within four months, 30% rarer), pages in directories and sites
+        whose rates are correlated; 60% of sites send an honest Last-Modified, 15% the fetch
+        time, 25% none; 30% list their pages in sitemaps with lastmod."""
+        edges = [HOUR, DAY, 7 * DAY, 30 * DAY, 120 * DAY, 4 * YEAR]
+        shares = [0.23, 0.15, 0.16, 0.16, 0.30]
+        bucket = rng.choice(len(shares), n, p=shares)
+        lo, hi = np.log(np.array(edges[:-1]))[bucket], np.log(np.array(edges[1:]))[bucket]
+        rates = 1.0 / np.exp(rng.uniform(lo, hi))
+        # Correlated neighbours: pages sorted by a noisy copy of their log rate fill directories
+        # in turn, and directories fill sites, so neighbours change alike (not identically).
+        order = np.argsort(np.log(rates) + rng.normal(0, 1.0, n))
+        sizes = np.minimum(rng.zipf(1.8, n), 200)
+        directory = np.empty(n, dtype=np.int64)
+        directory[order] = np.repeat(np.arange(n), sizes[:n])[:n]
+        dirs = int(directory.max()) + 1
+        site_of_dir = np.repeat(np.arange(dirs), np.minimum(rng.zipf(2.0, dirs), 30))[:dirs]
+        # Sites are shuffled so a site's directories are near in rate but not the same.
+        site = site_of_dir[np.minimum(directory + rng.integers(-2, 3, n), dirs - 1).clip(0)]
+        sites = int(site.max()) + 1
+        lm = rng.choice(3, sites, p=[0.60, 0.15, 0.25])[site]
+        sitemap = (rng.random(sites) < 0.30)[site]
+        return cls(rates, site, directory, lm, sitemap)
+
+
 class Simulation:
-    """One policy over the whole horizon. Subclasses decide intervals after each visit."""
+    """One policy over the whole horizon. Subclasses decide intervals after each visit.
+
+    Changes are simulated as events, so that a policy that is told when pages changed
+    (Last-Modified, sitemaps) is scored on what really happened: each page keeps the time of
+    its next change after the last observation, and of its first change after the last fetch.
+    """
 
     name = ""
+    reads_sitemaps = False
 
-    def __init__(self, rates: np.ndarray, budget_per_day: float, days: int, seed: int) -> None:
-        self.rates = rates
-        self.n = len(rates)
+    def __init__(self, world: World, budget_per_day: float, days: int, seed: int) -> None:
+        self.world = world
+        self.rates = world.rates
+        self.n = world.n
         self.budget_per_step = budget_per_day / 24
         self.days = days
         self.rng = np.random.default_rng(seed)
         self.last = np.zeros(self.n)  # every page was fetched at time 0
         self.visits = np.ones(self.n, dtype=np.int64)
+        self.next_change = self.rng.exponential(1 / self.rates)
+        self.first_change = self.next_change.copy()  # the first change after the last fetch
+        self.true_last = -self.rng.exponential(1 / self.rates)  # the last change before the last observation
         self.fresh = 0.0
         self.age = 0.0
         self.fetches = 0
         self.detected = 0
         self.base_interval = self.n / budget_per_day * DAY
         self.tick = None  # called with 1 each simulated hour (the progress bar)
+        self.due = np.zeros(self.n)
 
     def first_due(self) -> np.ndarray:
         return self.rng.uniform(0, self.base_interval, self.n)  # the first crawl spread its visits
 
-    def after_visit(self, idx: np.ndarray, now: float, span: np.ndarray, changed: np.ndarray) -> np.ndarray:
+    def observe(self, idx: np.ndarray, at: float) -> np.ndarray:
+        """The pages' last change before ``at`` (moving their next change past ``at``)."""
+        rate, upcoming = self.rates[idx], self.next_change[idx]
+        moved = upcoming <= at
+        if moved.any():
+            r = rate[moved]
+            # The changes after the first are Poisson: the last before `at` is a backward draw.
+            back = np.minimum(self.rng.exponential(1 / r), at - upcoming[moved])
+            self.true_last[idx[moved]] = at - back
+            self.next_change[idx[moved]] = at + self.rng.exponential(1 / r)
+        return self.true_last[idx]
+
+    def last_modified(self, idx: np.ndarray, now: float, true_last: np.ndarray) -> np.ndarray:
+        kind = self.world.lm[idx]
+        return np.where(kind == 0, true_last, np.where(kind == 1, now, np.nan))
+
+    def after_visit(self, idx, now, span, changed, last_modified) -> np.ndarray:
         raise NotImplementedError
 
+    def sitemap_read(self, idx: np.ndarray, now: float, lastmod: np.ndarray) -> None:
+        """Policies that read sitemaps learn each listed page's lastmod once a day."""
+
+    def _account(self, idx, until):
+        """Freshness and age of the copies fetched at ``last`` over [last, until]."""
+        first = self.first_change[idx]
+        start = self.last[idx]
+        self.fresh += float((np.minimum(first, until) - start).sum())
+        stale = np.maximum(0.0, until - first)
+        self.age += float((stale * stale / 2).sum())
+
     def run(self) -> dict:
-        due = self.first_due()
+        due = self.due = self.first_due()
         credit = 0.0
+        listed = np.flatnonzero(self.world.sitemap) if self.reads_sitemaps else np.array([], dtype=np.int64)
         for step in range(1, self.days * 24 + 1):
             if self.tick is not None:
                 self.tick(1)
             now = step * HOUR
+            if len(listed) and step % 24 == 0:
+                self.sitemap_read(listed, now, self.observe(listed, now))
             credit += self.budget_per_step
             ready = np.flatnonzero(due <= now)
             take = int(credit)
@@ -104,20 +197,18 @@ class Simulation:
                 ready = ready[np.argpartition(due[ready], take - 1)[:take]]  # most overdue first
             credit -= len(ready)
             span = now - self.last[ready]
-            rate = self.rates[ready]
-            changed = self.rng.random(len(ready)) < -np.expm1(-rate * span)
-            self.fresh += float(fresh_integral(rate, span).sum())
-            self.age += float(age_integral(rate, span).sum())
+            changed = self.first_change[ready] <= now
+            self._account(ready, now)
             self.fetches += len(ready)
             self.detected += int(changed.sum())
             self.visits[ready] += 1
-            interval = self.after_visit(ready, now, span, changed)
+            true_last = self.observe(ready, now)
+            self.first_change[ready] = self.next_change[ready]
+            interval = self.after_visit(ready, now, span, changed, self.last_modified(ready, now, true_last))
             self.last[ready] = now
             due[ready] = now + interval
         end = self.days * DAY
-        span = end - self.last
-        self.fresh += float(fresh_integral(self.rates, span).sum())
-        self.age += float(age_integral(self.rates, span).sum())
+        self._account(np.arange(self.n), end)
         return {
             "freshness": self.fresh / (self.n * end),
             "age_hours": self.age / (self.n * end) / HOUR,
@@ -129,7 +220,7 @@ class Simulation:
 class Uniform(Simulation):
     name = "uniform"
 
-    def after_visit(self, idx, now, span, changed):
+    def after_visit(self, idx, now, span, changed, last_modified):
         return np.full(len(idx), self.base_interval)
 
 
@@ -140,7 +231,7 @@ class Multiplicative(Simulation):
         super().__init__(*args, **kwargs)
         self.interval = np.full(self.n, min(max(self.base_interval, self.lo), self.hi))
 
-    def after_visit(self, idx, now, span, changed):
+    def after_visit(self, idx, now, span, changed, last_modified):
         current = self.interval[idx]
         new = np.where(changed, self.on_change(current), self.on_same(current))
         self.interval[idx] = np.clip(new, self.lo, self.hi)
@@ -201,7 +292,7 @@ class Tamura(Simulation):
         self.target = self.budget_per_step * 24  # fetches a day asked of the allocation
         self.fetches_at_day_start = 0
 
-    def after_visit(self, idx, now, span, changed):
+    def after_visit(self, idx, now, span, changed, last_modified):
         self.U[idx] += np.where(changed, 0.0, span)
         self.m[idx] += changed
         self.tc_min[idx] = np.where(changed, np.minimum(self.tc_min[idx], span), self.tc_min[idx])
@@ -211,26 +302,32 @@ class Tamura(Simulation):
             self._record_errors(idx, span, changed, estimate)
         if self.allocate:
             self.rate[idx] = smoothed_rate(T, self.U[idx], self.m[idx], self.tc_min[idx])
-            day = int(now // DAY)
-            if day != self.day:  # once a simulated day the budget is divided over the estimates again
-                self.day = day
-                # The fetches the schedule asks for drift from the budget (clamping, pages not yet
-                # estimated, the 400-day redraw): steer the target by yesterday's use.
-                used = self.fetches - self.fetches_at_day_start
-                self.fetches_at_day_start = self.fetches
-                budget = self.budget_per_step * 24
-                if day > 1 and used > 0:
-                    self.target = float(np.clip(self.target * budget / used, 0.5 * budget, 2 * budget))
-                known = ~np.isnan(self.rate)
-                _, self.mu = optimal_intervals(self.rate[known], self.target / DAY, self.policy, mu_hint=self.mu)
-            new = budget_intervals(self.rate[idx], self.mu, self.policy, self.rng)
-        else:  # the paper's rule: eq. (3) times the factor, back-off and shrink where singular
-            last = self.interval[idx]
-            new = np.array([
-                self.policy.clamp(self.policy.factor * e, self.py_rng) if not math.isnan(e) else
-                self.policy.singular(now, float(self.U[i]), int(self.m[i]),
-                                     None if math.isnan(li) else float(li), self.py_rng)[0]
-                for e, i, li in zip(estimate.tolist(), idx.tolist(), last.tolist())])
+            return self._allocate(idx, now)
+        # The paper's rule: eq. (3) times the factor, back-off and shrink where singular.
+        last = self.interval[idx]
+        new = np.array([
+            self.policy.clamp(self.policy.factor * e, self.py_rng) if not math.isnan(e) else
+            self.policy.singular(now, float(self.U[i]), int(self.m[i]),
+                                 None if math.isnan(li) else float(li), self.py_rng)[0]
+            for e, i, li in zip(estimate.tolist(), idx.tolist(), last.tolist())])
+        self.interval[idx] = new
+        return new
+
+    def _allocate(self, idx, now):
+        """The budget's intervals for the pages' current rates."""
+        day = int(now // DAY)
+        if day != self.day:  # once a simulated day the budget is divided over the estimates again
+            self.day = day
+            # The fetches the schedule asks for drift from the budget (clamping, pages not yet
+            # estimated, the 400-day redraw): steer the target by yesterday's use.
+            used = self.fetches - self.fetches_at_day_start
+            self.fetches_at_day_start = self.fetches
+            budget = self.budget_per_step * 24
+            if day > 1 and used > 0:
+                self.target = float(np.clip(self.target * budget / used, 0.5 * budget, 2 * budget))
+            known = ~np.isnan(self.rate)
+            _, self.mu = optimal_intervals(self.rate[known], self.target / DAY, self.policy, mu_hint=self.mu)
+        new = budget_intervals(self.rate[idx], self.mu, self.policy, self.rng)
         self.interval[idx] = new
         return new
 
@@ -265,6 +362,127 @@ class TamuraProportional(Tamura):
     report_errors = False
 
 
+class Crawlproj(Tamura):
+    """The crawler's schedule with all the evidence it has (:mod:`crawlproj.revisit.estimator`):
+    dates where a site's Last-Modified passes :class:`DateCheck` and from sitemaps' lastmod,
+    read daily; a pooled prior per directory, else site, else crawl (:class:`GroupPrior`);
+    eq. (3)'s smoothed yes/no estimate, shrunk toward the prior, where there are no dates.
+    The allocation is the same optimal one over each page's best estimate. A page a sitemap
+    says changed since its last fetch is due at once, unless the allocation gives up on it."""
+
+    name = "crawlproj"
+    reads_sitemaps = True
+    report_errors = False
+    empirical_bayes = True
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.md = np.zeros(self.n)  # dated changes
+        self.S = np.zeros(self.n)  # time known to be without change
+        self.seen = np.full(self.n, np.nan)  # the last dated observation
+        sites = int(self.world.site.max()) + 1
+        self.site_dates = np.zeros(sites)
+        self.site_now_stamped = np.zeros(sites)
+        self.prior = GroupPrior()
+        self.prior_rate = np.full(self.n, np.nan)
+        self.prior_day = -1
+        self.grid = RateGrid() if self.empirical_bayes else None
+        self.lm_errors: dict[int, list[tuple[float, float, float]]] = {5: [], 10: [], 20: []}
+
+    def _dated(self, idx, now, dates):
+        self.md[idx], self.S[idx] = dated_observation(self.md[idx], self.S[idx], self.seen[idx], now, dates)
+        self.seen[idx] = np.where(np.isnan(dates), self.seen[idx], now)
+
+    def _trusted_dates(self, idx, now, last_modified):
+        """DateCheck, per site and vectorised: dates in the future, or at the fetch time on a
+        site that stamps most pages so, are not used."""
+        site = self.world.site[idx]
+        dated = ~np.isnan(last_modified) & (last_modified <= now + 1.0)
+        np.add.at(self.site_dates, site[dated], 1)
+        np.add.at(self.site_now_stamped, site[dated & (last_modified >= now - 1.0)], 1)
+        n = self.site_dates[site]
+        trusted = (n < 5) | (self.site_now_stamped[site] < 0.8 * n)
+        return np.where(dated & trusted & (last_modified < now - 1.0), last_modified, np.nan)
+
+    def sitemap_read(self, idx, now, lastmod):
+        self._dated(idx, now, lastmod)
+        changed = (lastmod > self.last[idx]) & np.isfinite(self.interval[idx])
+        changed &= self.interval[idx] < self.policy.max_interval
+        hit = idx[changed]
+        self.due[hit] = np.minimum(self.due[hit], now)
+
+    def _refit_prior(self, now):
+        raw = np.where(self.S > 0, np.where(self.md > 0, self.md / np.maximum(self.S, 1e-9), np.nan), np.nan)
+        T = np.full(self.n, now)
+        binary = smoothed_rate(T, self.U, self.m, self.tc_min)
+        raw = np.where(np.isnan(raw) & (self.visits > 1), binary, raw)
+        ok = np.isfinite(raw) & (raw > 0)
+        logs = np.where(ok, np.log(np.where(ok, raw, 1.0)), 0.0)
+        prior = np.full(self.n, np.nan)
+        for groups in (self.world.site, self.world.directory):  # the narrower group last, so it wins
+            count = np.bincount(groups, weights=ok.astype(float))
+            total = np.bincount(groups, weights=logs)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean_log = total / count
+                spread = np.bincount(groups, weights=np.where(ok, (logs - mean_log[groups]) ** 2, 0.0)) / count
+            has = count >= self.prior.min_pages
+            prior = np.where(has[groups], np.exp(mean_log)[groups], prior)
+        if self.grid is not None and has.any():  # how alike neighbours are: the group prior's spread
+            self.grid.group_sd = float(np.clip(math.sqrt(np.average(spread[has], weights=count[has])), 0.5, 4.0))
+        overall = float(np.exp(logs[ok].mean())) if ok.any() else np.nan
+        self.prior_rate = np.where(np.isnan(prior), overall, prior)
+
+    def estimate(self, idx, now):
+        if self.grid is not None:
+            T = np.full(len(idx), now)
+            ll = self.grid.loglik(T, self.U[idx], self.m[idx], self.md[idx], self.S[idx])
+            return self.grid.posterior_rate(self.grid.posterior(ll, self.prior_rate[idx]))
+        prior = self.prior_rate[idx]
+        k = np.where(np.isnan(prior), 0.0, self.prior.strength)
+        beta = np.where(np.isnan(prior), 0.0, self.prior.strength / np.where(np.isnan(prior), 1.0, prior))
+        T = np.full(len(idx), now)
+        binary = smoothed_rate(T, self.U[idx], self.m[idx], self.tc_min[idx])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dated = (self.md[idx] + k) / (self.S[idx] + beta)
+            shrunk = (np.where(np.isnan(binary), 0.0, binary) * T + k) / (T + beta)
+        rate = np.where(self.S[idx] > 0, dated, np.where(np.isnan(binary), prior, shrunk))
+        return np.where(np.isfinite(rate) & (rate > 0), rate, binary)
+
+    def after_visit(self, idx, now, span, changed, last_modified):
+        self.U[idx] += np.where(changed, 0.0, span)
+        self.m[idx] += changed
+        self.tc_min[idx] = np.where(changed, np.minimum(self.tc_min[idx], span), self.tc_min[idx])
+        self._dated(idx, now, self._trusted_dates(idx, now, last_modified))
+        day = int(now // DAY)
+        if day != self.prior_day:
+            self.prior_day = day
+            self._refit_prior(now)
+            if self.grid is not None and day % 7 == 0:  # the population's prior, weekly
+                sample = self.rng.choice(self.n, min(self.n, 5000), replace=False)
+                sample = sample[self.visits[sample] > 1]
+                if len(sample):
+                    T = np.full(len(sample), now)
+                    self.grid.fit(self.grid.loglik(T, self.U[sample], self.m[sample], self.md[sample], self.S[sample]))
+        self.rate[idx] = self.estimate(idx, now)
+        self._record_lm_errors(idx)
+        return self._allocate(idx, now)
+
+    def _record_lm_errors(self, idx):
+        honest = self.world.lm[idx] == 0
+        for i in idx[honest & np.isin(self.visits[idx] - 1, list(self.lm_errors))].tolist():
+            if i in self.sampled:  # visits - 1: the visits after the first, as for eq. (3)
+                mle = self.md[i] / self.S[i] if self.S[i] > 0 and self.md[i] > 0 else np.nan
+                self.lm_errors[int(self.visits[i]) - 1].append((float(self.rates[i]), float(self.rate[i]), float(mle)))
+
+    def lm_error_report(self) -> dict:
+        out = {}
+        for k, rows in self.lm_errors.items():
+            out[k] = {"pages": len(rows),
+                      "with_prior": _median([abs(e - r) / r for r, e, _ in rows if np.isfinite(e)]),
+                      "dates_only": _median([abs(m - r) / r for r, _, m in rows if np.isfinite(m)])}
+        return out
+
+
 class Oracle(Simulation):
     name = "oracle"
 
@@ -275,7 +493,7 @@ class Oracle(Simulation):
     def first_due(self) -> np.ndarray:
         return self.rng.uniform(0, 1, self.n) * np.minimum(self.intervals, 10 * YEAR)
 
-    def after_visit(self, idx, now, span, changed):
+    def after_visit(self, idx, now, span, changed, last_modified):
         return self.intervals[idx]
 
 
@@ -329,46 +547,60 @@ def plots(directory: Path, sim: Tamura, server_pages: int, seed: int) -> list[st
     return files
 
 
+REGIMES = {"loguniform": World.loguniform, "realweb": World.realweb}
+POLICIES = (Uniform, Heritrix, Nutch, StormCrawler, Tamura, TamuraProportional, Crawlproj, Oracle)
+HEURISTICS = ("uniform", "heritrix", "nutch", "stormcrawler", "tamura", "tamura_proportional")
+
+
+def run_regime(regime: str, args, bar) -> tuple[dict, Tamura, Crawlproj]:
+    """Every policy on one world; its figures, and the two estimating runs."""
+    world = REGIMES[regime](args.pages, np.random.default_rng(args.seed))
+    results, runs = {}, {}
+    for cls in POLICIES:
+        sim = cls(world, args.budget, args.days, args.seed + 1)
+        sim.tick = bar.update
+        results[cls.name] = sim.run()
+        runs[cls.name] = sim
+    fresh = {k: v["freshness"] for k, v in results.items()}
+    gain = fresh["oracle"] - fresh["uniform"]
+    tamura_errors, lm_errors = runs["tamura"].error_report(), runs["crawlproj"].lm_error_report()
+    out = {
+        "freshness": {k: round(v, 4) for k, v in fresh.items()},
+        "age_hours": {k: round(v["age_hours"], 1) for k, v in results.items()},
+        "detection_ratio": {k: round(v["detection_ratio"], 4) for k, v in results.items()},
+        "fetches_per_day": {k: round(v["fetches_per_day"]) for k, v in results.items()},
+        # The share of what knowing every true rate is worth over uniform revisiting.
+        "share_of_oracle_gain": {k: round((fresh[k] - fresh["uniform"]) / gain, 3) for k in ("crawlproj", "tamura")},
+        "crawlproj_vs_best_heuristic": round(fresh["crawlproj"] / max(fresh[h] for h in HEURISTICS), 3),
+        "errors_after_10": {"last_modified": lm_errors[10]["with_prior"],
+                            "last_modified_dates_only": lm_errors[10]["dates_only"],
+                            "binary": tamura_errors[10]["eq3_vs_truth"], "mle": tamura_errors[10]["mle_vs_truth"]},
+        "estimator_errors": {"binary": tamura_errors, "last_modified": lm_errors},
+    }
+    return out, runs["tamura"], runs["crawlproj"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=100_000)
     parser.add_argument("--budget", type=float, default=10_000, help="fetches per simulated day")
     parser.add_argument("--days", type=int, default=365)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--regimes", default="loguniform,realweb", help="comma-separated: loguniform, realweb")
     parser.add_argument("--plots", default="data/bench/revisit_sim", help="directory for the PNG figures ('' : none)")
     args = parser.parse_args()
     started = time.monotonic()
-    rng = np.random.default_rng(args.seed)
-    rates = np.exp(rng.uniform(math.log(1 / YEAR), math.log(1 / HOUR), args.pages))
-    results, tamura = {}, None
-    policies = (Uniform, Heritrix, Nutch, StormCrawler, Tamura, TamuraProportional, Oracle)
-    with progress_bar(len(policies) * args.days * 24, "simulating", "hour") as bar:
-        for cls in policies:
-            sim = cls(rates, args.budget, args.days, args.seed + 1)
-            sim.tick = bar.update
-            results[cls.name] = sim.run()
-            if cls is Tamura:
-                tamura = sim
-    assert tamura is not None
-    errors = tamura.error_report()
-    heuristics = ("uniform", "heritrix", "nutch", "stormcrawler")
-    figures = plots(Path(args.plots), tamura, 50, args.seed) if args.plots else []
-    out = {
-        "bench": "revisit_sim", "pages": args.pages, "budget_per_day": args.budget, "days": args.days,
-        "freshness": {k: round(v["freshness"], 4) for k, v in results.items()},
-        "age_hours": {k: round(v["age_hours"], 1) for k, v in results.items()},
-        "detection_ratio": {k: round(v["detection_ratio"], 4) for k, v in results.items()},
-        "fetches_per_day": {k: round(v["fetches_per_day"]) for k, v in results.items()},
-        "tamura_vs_best_heuristic": round(results["tamura"]["freshness"]
-                                          / max(results[h]["freshness"] for h in heuristics), 3),
-        "tamura_vs_oracle": round(results["tamura"]["freshness"] / results["oracle"]["freshness"], 3),
-        "median_rel_error_after_5": errors[5]["eq3_vs_truth"],
-        "median_rel_error_after_10": errors[10]["eq3_vs_truth"],
-        "median_rel_error_after_20": errors[20]["eq3_vs_truth"],
-        "estimator_errors": errors,
-        "plots": figures,
-        "seconds": round(time.monotonic() - started, 1),
-    }
+    regimes = [r for r in args.regimes.split(",") if r]
+    out = {"bench": "revisit_sim", "pages": args.pages, "budget_per_day": args.budget, "days": args.days,
+           "regimes": {}}
+    figures: list[str] = []
+    with progress_bar(len(regimes) * len(POLICIES) * args.days * 24, "simulating", "hour") as bar:
+        for regime in regimes:
+            out["regimes"][regime], tamura, crawlproj = run_regime(regime, args, bar)
+            if args.plots and regime == regimes[0]:
+                figures = plots(Path(args.plots), crawlproj, 50, args.seed)
+    out["plots"] = figures
+    out["seconds"] = round(time.monotonic() - started, 1)
     print(json.dumps(out))
 
 

@@ -102,3 +102,42 @@ def test_sigint_stops_cleanly_and_the_next_run_resumes_the_schedule(sandbox_fact
     # The journal kept discovery from starting over: only revisits reached the server.
     requests = Counter(r.path for r in sandbox.records() if r.path != "/robots.txt")
     assert requests and result.stats.get("revisit/requests", 0) >= sum(requests.values())
+
+
+def test_dates_rank_pages_by_their_true_change_rates_better_than_yes_no_visits(sandbox_factory, tmp_path):
+    """The same changing pages crawled twice on the accelerated clock: once from servers that send
+    an honest Last-Modified, once from servers that send none. Each crawl's estimated rates are
+    ranked against the sandbox's true ones (Spearman); dates must rank them better."""
+    from scipy.stats import spearmanr
+
+    correlations = {}
+    for validators in ("last-modified", "none"):
+        sandbox = sandbox_factory("--hosts", "2", "--pages", "15", "--no-robots-mix", "--change-min", "3600",
+                                  "--change-max", str(30 * 86400), "--time-scale", str(SCALE),
+                                  "--host", f"0:validators={validators}", "--host", f"1:validators={validators}")
+        web, cfg = sandbox.web, sandbox.web.config
+        truth = PageChanges(cfg.seed, cfg.change_min, cfg.change_max, cfg.time_scale)
+        work = tmp_path / validators
+        _, result = crawl_sandbox(sandbox, work, **incremental_settings(sandbox, work, CLOSESPIDER_TIMEOUT=20))
+        revisit = sqlite3.connect(work / "crawl.revisit.db")
+        rows = [(url, rate, source) for url, rate, source in revisit.execute("SELECT url, rate, source FROM revisit")
+                if rate is not None]
+        assert len(rows) >= 25
+        true_rates = [1 / truth.mean_interval(*page_of(web, url)) for url, _, _ in rows]
+        correlations[validators] = spearmanr([r for _, r, _ in rows], true_rates).statistic
+        sources = Counter(source for _, _, source in rows)
+        if validators == "none":
+            assert "dates" not in sources
+        else:
+            # (a page unchanged since the sandbox started has a date too near its fetch to be believed)
+            assert sources["dates"] >= 0.9 * len(rows) and result.stats["revisit/dates_used"] > 0
+        assert sandbox.report(interval=0.05)["violations"] == 0
+        # The report's revisit figures say what each estimate rests on.
+        from crawlproj.report.analysis import revisit_figures
+
+        by_source = revisit_figures(str(work / "crawl.revisit.db"))["by_source"]
+        assert by_source.get("dates" if validators != "none" else "yes/no visits", 0) >= 0.5 * len(rows)
+    print(f"Spearman against the true rates: with dates {correlations['last-modified']:.3f}, "
+          f"yes/no visits only {correlations['none']:.3f}")
+    assert correlations["last-modified"] > correlations["none"]
+    assert correlations["last-modified"] > 0.6

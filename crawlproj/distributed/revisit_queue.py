@@ -110,6 +110,12 @@ class RedisRevisitQueue(BufferedWrites):
         states.update((u, s) for u, s in self._puts.items() if s.host == host)
         return list(states.values())
 
+    def state_sample(self, n: int) -> list[UrlState]:
+        """Up to ``n`` states drawn at random over the partitions."""
+        per = max(1, n // self.partitions)
+        return [row_state(tuple(json.loads(raw))) for part in range(self.partitions)
+                for raw in self.r.hrandfield(f"{self.p}:s:{part}", per, withvalues=True)[1::2]]
+
     def rate_sample(self, n: int) -> tuple[list[float], int]:
         total = self.count()
         if not total:

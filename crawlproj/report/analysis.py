@@ -182,26 +182,31 @@ def ai_use_rows(q) -> list[dict]:
 
 def revisit_figures(path: str) -> dict | None:
     """Figs. 3-5 of seed 001 from a revisit queue: interval histogram, detection against interval,
-    server intervals (1 / load index). None when there is no revisit data."""
+    server intervals (1 / load index), each page with what its estimate rests on (dates, yes/no
+    visits, or its neighbours' prior). None when there is no revisit data."""
     if not os.path.exists(path):
         return None
     conn = sqlite3.connect(path)
     try:
-        rows = conn.execute("SELECT host, interval, visits, changes FROM revisit").fetchall()
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(revisit)")}
+        source = "source" if "source" in columns else "''"  # a queue from before sources
+        rows = conn.execute(f"SELECT host, interval, visits, changes, {source} FROM revisit").fetchall()
     except sqlite3.OperationalError:
         return None
     finally:
         conn.close()
     if not rows:
         return None
-    intervals = np.array([r[1] for r in rows]) / 3600
-    revisited = [(r[1] / 3600, r[3] / (r[2] - 1)) for r in rows if r[2] > 1]
+    names = {"dates": "dates", "visits": "yes/no visits", "prior": "prior"}
     load: Counter[str] = Counter()
-    for host, interval, _, _ in rows:
+    for host, interval, *_ in rows:
         load[host] += 1.0 / interval
     return {
         "urls": len(rows),
-        "interval_hours": intervals.tolist(),
-        "detection": revisited,  # (interval hours, changes found per revisit)
+        "interval_hours": [r[1] / 3600 for r in rows],
+        "source": [names.get(r[4], "none yet") for r in rows],  # per URL, beside interval_hours
+        "by_source": dict(Counter(names.get(r[4], "none yet") for r in rows).most_common()),
+        # (interval hours, changes found per revisit, source)
+        "detection": [(r[1] / 3600, r[3] / (r[2] - 1), names.get(r[4], "none yet")) for r in rows if r[2] > 1],
         "server_interval_seconds": sorted(1.0 / v for v in load.values()),
     }

@@ -48,14 +48,21 @@ def _figures(result: dict) -> list[tuple[str, str]]:
     ]
     revisit = result.get("revisit")
     if revisit:
-        figures.append(("Fig. 3: revisit intervals", _png(lambda ax: (
-            ax.hist(revisit["interval_hours"], bins=40, color="#4878a8"), ax.set_xlabel("interval (hours)"),
+        sources = sorted(set(revisit.get("source", [])))  # what each estimate rests on
+        by_source = [[h for h, s in zip(revisit["interval_hours"], revisit["source"]) if s == name]
+                     for name in sources]
+        figures.append(("Fig. 3: revisit intervals, by the estimate's source", _png(lambda ax: (
+            ax.hist(by_source, bins=40, stacked=True, label=sources), ax.legend(), ax.set_xlabel("interval (hours)"),
             ax.set_ylabel("URLs"), ax.set_title("Revisit-interval histogram")))))
         if revisit["detection"]:
-            xs, ys = zip(*revisit["detection"])
-            figures.append(("Fig. 4: change detection against interval", _png(lambda ax: (
-                ax.scatter(xs, ys, s=6, color="#4878a8"), ax.set_xscale("log"), ax.set_xlabel("interval (hours)"),
-                ax.set_ylabel("changes found per revisit"), ax.set_title("Change detection against interval")))))
+            def detection(ax):
+                for name in sources:
+                    points = [(x, y) for x, y, s in revisit["detection"] if s == name]
+                    if points:
+                        ax.scatter(*zip(*points), s=6, label=name)
+                ax.set_xscale("log"), ax.legend(), ax.set_xlabel("interval (hours)")
+                ax.set_ylabel("changes found per revisit"), ax.set_title("Change detection against interval")
+            figures.append(("Fig. 4: change detection against interval, by the estimate's source", _png(detection)))
         figures.append(("Fig. 5: server intervals", _png(lambda ax: (
             ax.hist(revisit["server_interval_seconds"], bins=30, color="#4878a8"),
             ax.set_xlabel("1 / load index (seconds)"), ax.set_ylabel("servers"),

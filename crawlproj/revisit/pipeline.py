@@ -9,6 +9,7 @@ import random
 import re
 import time
 from dataclasses import replace
+from email.utils import parsedate_to_datetime
 
 from scrapy import Spider
 from scrapy.crawler import Crawler
@@ -21,6 +22,7 @@ from ..content.extract import is_html
 from ..content.main_text import main_text
 from ..content.near_duplicates import content_hash
 from ..items import FetchError, PageItem, SitemapUrls, Skipped
+from .estimator import DateCheck
 from .schedule import DAY, RevisitPolicy, ServerLoad
 from .state import CrawlClock, Planner, UrlState
 
@@ -31,6 +33,8 @@ logger = logging.getLogger(__name__)
 HEADROOM = 1.1
 #: Sitemap lastmods kept for URLs not visited yet, at most (a few sitemaps' worth).
 LASTMODS_KEPT = 1_000_000
+#: Pages the priors are fitted to at each replan, at most.
+PRIOR_SAMPLE = 5000
 #: Statuses that mean a page is gone: it leaves the revisit queue.
 GONE = (404, 410)
 
@@ -104,6 +108,7 @@ class RevisitPipeline:
         self._revisits_since = 0  # revisits recorded since the last replan
         self._target: float | None = None  # budget asked of the allocation (steered)
         self.lastmods: dict[str, float] = {}  # sitemap lastmods of URLs not visited yet
+        self.dates = DateCheck()  # whose Last-Modified dates are believed
         crawler.signals.connect(self.commit, signal=crawl_signals.store_committing)
         crawler.signals.connect(self.describe_hosts, signal=crawl_signals.describe_hosts)
 
@@ -156,24 +161,39 @@ class RevisitPipeline:
                     self.stats.inc_value("revisit/due_by_lastmod")
                 self._put(prev, state)
 
+    def modified_at(self, item: PageItem, modified: str | None) -> float | None:
+        """The page's last change (crawl clock) by its Last-Modified, when the host's dates are
+        believed (:class:`~.estimator.DateCheck`), else None."""
+        try:
+            stamp = parsedate_to_datetime(modified).timestamp() if modified else None
+        except (TypeError, ValueError, IndexError):
+            stamp = None
+        used = self.dates.observe(item.host, item.fetched_at, stamp)
+        if stamp is not None:
+            self.stats.inc_value("revisit/dates_used" if used is not None else "revisit/dates_refused")
+        return None if used is None else used * self.clock.scale
+
     def _page(self, item: PageItem) -> None:
         now, prev = self.clock.now(), self.queue.get(item.url)
         etag, modified = _header(item, "ETag"), _header(item, "Last-Modified")
+        modified_at = self.modified_at(item, modified)
         if item.not_modified:
             if prev is None:
                 return
             self.stats.inc_value("revisit/not_modified")
-            state = self.planner.visit(prev, now, False, not_modified=True, etag=etag, last_modified=modified)
+            state = self.planner.visit(prev, now, False, not_modified=True, etag=etag, last_modified=modified,
+                                       modified_at=modified_at)
         elif 200 <= item.status < 300:
             digest = self.change_hash(item)
             if prev is None:
                 self.stats.inc_value("revisit/first_visits")
                 state = self.planner.first(item.url, item.host, now, item.depth, digest, etag, modified,
-                                           self.lastmods.pop(item.url, None))
+                                           self.lastmods.pop(item.url, None), modified_at)
             else:
                 changed = digest != prev.content_hash
                 self.stats.inc_value("revisit/changed" if changed else "revisit/unchanged")
-                state = self.planner.visit(prev, now, changed, content_hash=digest, etag=etag, last_modified=modified)
+                state = self.planner.visit(prev, now, changed, content_hash=digest, etag=etag, last_modified=modified,
+                                           modified_at=modified_at)
         elif prev is None:
             return
         elif item.status in GONE:
@@ -186,6 +206,8 @@ class RevisitPipeline:
         if prev is not None:
             self._revisits_since += 1
         self.stats.inc_value(f"revisit/rule/{state.rule}")
+        if state.source:
+            self.stats.inc_value(f"revisit/source/{state.source}")
         if item.fetch_duration is not None:
             self.polite[item.host] = self._polite_interval(item.host, item.fetch_duration)
         self._put(prev, state)
@@ -281,6 +303,7 @@ class RevisitPipeline:
             self._target = budget
         elif used > 0:  # clamping and first intervals make use drift from the plan: steer it
             self._target = min(max(self._target * budget / used, 0.5 * budget), 2 * budget)
+        self.planner.fit_priors(self.queue.state_sample(min(self.sample_size, PRIOR_SAMPLE)))
         rates, total = self.queue.rate_sample(self.sample_size)
         if rates:
             mu = self.planner.replan(rates, self._target * len(rates) / total)

@@ -40,7 +40,11 @@ CREATE TABLE IF NOT EXISTS revisit (
     not_modified INTEGER NOT NULL,
     errors INTEGER NOT NULL,
     seq INTEGER NOT NULL,         -- write order: rows changed since a reader last looked
-    sitemap_lastmod REAL          -- the newest <lastmod> a sitemap gave (real Unix seconds)
+    sitemap_lastmod REAL,         -- the newest <lastmod> a sitemap gave (real Unix seconds)
+    dated_changes REAL NOT NULL DEFAULT 0,   -- changes whose date was known
+    dated_exposure REAL NOT NULL DEFAULT 0,  -- time known to be without change, from those dates
+    dated_seen REAL,              -- the last dated observation
+    source TEXT NOT NULL DEFAULT ''          -- what the rate rests on: dates | visits | prior
 );
 CREATE INDEX IF NOT EXISTS revisit_due ON revisit(next_due);
 CREATE INDEX IF NOT EXISTS revisit_seq ON revisit(seq);
@@ -49,7 +53,10 @@ CREATE INDEX IF NOT EXISTS revisit_host ON revisit(host);
 
 COLUMNS = ("url", "host", "depth", "first_access", "last_access", "unchanged", "changes", "tc_min", "interval",
            "next_due", "rule", "rate", "content_hash", "etag", "last_modified", "visits", "not_modified", "errors",
-           "sitemap_lastmod")
+           "sitemap_lastmod", "dated_changes", "dated_exposure", "dated_seen", "source")
+#: Columns added since the first version, with their declarations (older tables gain them).
+ADDED = {"sitemap_lastmod": "REAL", "dated_changes": "REAL NOT NULL DEFAULT 0",
+         "dated_exposure": "REAL NOT NULL DEFAULT 0", "dated_seen": "REAL", "source": "TEXT NOT NULL DEFAULT ''"}
 
 
 def state_row(state: UrlState, seq: int) -> tuple:
@@ -58,7 +65,7 @@ def state_row(state: UrlState, seq: int) -> tuple:
     return (state.url, state.host, state.depth, h.first_access, h.last_access, h.unchanged, h.changes,
             None if math.isinf(h.tc_min) else h.tc_min, state.interval, state.next_due, state.rule, state.rate,
             state.content_hash, state.etag, state.last_modified, state.visits, state.not_modified, state.errors,
-            state.sitemap_lastmod, seq)
+            state.sitemap_lastmod, state.dated_changes, state.dated_exposure, state.dated_seen, state.source, seq)
 
 
 def row_state(row: tuple) -> UrlState:
@@ -66,8 +73,9 @@ def row_state(row: tuple) -> UrlState:
     (url, host, depth, first, last, unchanged, changes, tc_min, interval, next_due, rule, rate, content_hash,
      etag, last_modified, visits, not_modified, errors, *rest) = row  # rest: columns added since (older rows lack them)
     history = PageHistory(first, last, unchanged, changes, math.inf if tc_min is None else tc_min)
+    later = list(rest) + [None, 0.0, 0.0, None, ""][len(rest):]
     return UrlState(url, host, history, interval, next_due, rule, depth, rate, content_hash, etag, last_modified,
-                    visits, not_modified, errors, rest[0] if rest else None)
+                    visits, not_modified, errors, *later)
 
 
 class BufferedWrites:
@@ -114,8 +122,10 @@ class RevisitQueue(BufferedWrites):
         self.path = path
         self.conn = connect(path)
         self.conn.executescript(SCHEMA)
-        if "sitemap_lastmod" not in {row[1] for row in self.conn.execute("PRAGMA table_info(revisit)")}:
-            self.conn.execute("ALTER TABLE revisit ADD COLUMN sitemap_lastmod REAL")  # a queue from an older version
+        have = {row[1] for row in self.conn.execute("PRAGMA table_info(revisit)")}
+        for column, kind in ADDED.items():  # a queue from an older version
+            if column not in have:
+                self.conn.execute(f"ALTER TABLE revisit ADD COLUMN {column} {kind}")
         self.seq = self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM revisit").fetchone()[0]
         super().__init__()
 
@@ -185,6 +195,11 @@ class RevisitQueue(BufferedWrites):
         rates = [r for (r,) in self.conn.execute(
             "SELECT rate FROM revisit WHERE rate IS NOT NULL ORDER BY RANDOM() LIMIT ?", (n,))]
         return rates, total
+
+    def state_sample(self, n: int) -> list[UrlState]:
+        """Up to ``n`` states drawn at random (the planner's priors are fitted to them)."""
+        return [row_state(r) for r in self.conn.execute(
+            f"SELECT {', '.join(COLUMNS)} FROM revisit ORDER BY RANDOM() LIMIT ?", (n,))]
 
     def count(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM revisit").fetchone()[0]

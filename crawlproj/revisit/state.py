@@ -3,7 +3,8 @@
 :class:`UrlState` is what the long-term queue keeps per URL (seed 001): first and
 last access, ``U``, ``m``, ``t_c min`` (``T`` and ``t_c avg = (T - U) / m`` follow
 from them), the current interval and next due time, and what detects a change
-next time (content hash, ETag, Last-Modified), and the newest ``<lastmod>`` a sitemap gave.
+next time (content hash, ETag, Last-Modified), the newest ``<lastmod>`` a sitemap gave, and
+the dated evidence (changes with a known date, and the time known to be without change).
 
 :class:`Planner` decides the next interval after each visit, by one of two rules:
 
@@ -13,6 +14,11 @@ next time (content hash, ETag, Last-Modified), and the newest ``<lastmod>`` a si
   estimated rate (Cho & Garcia-Molina), never more often than the page changes
   (:func:`~.schedule.budget_intervals`); ``mu`` is set by :meth:`Planner.replan`
   from a sample of rates. ``bench/revisit_sim.py`` measured why this is the default.
+
+The rate a page is planned with rests on the best evidence it has (:meth:`Planner.estimate`):
+believed dates (Last-Modified, sitemap lastmod), else yes/no visits, else its neighbours'
+rate; once :meth:`Planner.fit_priors` has seen enough pages, every estimate is the posterior
+under the crawl's own population prior and the page's directory's rate.
 
 Times are crawl-clock seconds: real time times ``REVISIT_TIME_SCALE``.
 """
@@ -26,10 +32,18 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .estimator import PageHistory, smoothed_rate
+from .estimator import GroupPrior, PageHistory, RateGrid, dated_observation, dated_rate, smoothed_rate
 from .schedule import RevisitPolicy, budget_intervals, optimal_intervals
 
 SCHEDULES = ("budget", "estimate")
+
+
+def group_keys(url: str, host: str) -> tuple[str, str]:
+    """The groups a page's rate is pooled in, narrowest first: its directory (the host and the
+    first path segment), its site."""
+    path = url.split("://", 1)[-1].partition("/")[2]
+    first = path.split("/", 1)[0] if "/" in path else ""
+    return f"{host}/{first}", host
 
 
 class CrawlClock:
@@ -66,6 +80,10 @@ class UrlState:
     not_modified: int = 0  # visits answered 304
     errors: int = 0  # revisits that failed in a row
     sitemap_lastmod: float | None = None  # the newest <lastmod> a sitemap gave (real Unix seconds)
+    dated_changes: float = 0.0  # changes whose date was known (Last-Modified, sitemap lastmod)
+    dated_exposure: float = 0.0  # crawl-clock seconds known to be without change, from those dates
+    dated_seen: float | None = None  # the last dated observation (crawl clock)
+    source: str = ""  # what the rate rests on: dates | visits | prior (none yet: "")
 
     @property
     def conditional_headers(self) -> dict[str, str]:
@@ -90,16 +108,81 @@ class Planner:
         self.rng = rng or random.Random()
         self.np_rng = np.random.default_rng(self.rng.getrandbits(64))
         self.mu: float | None = None  # the budget's multiplier; None until the first replan
+        self.groups = GroupPrior()  # each site's and directory's rate
+        self.grid = RateGrid()  # the population's prior
+        self.grid_fitted = False
+        self.min_fit = 50  # pages a population prior needs
 
     def first(self, url: str, host: str, now: float, depth: int = 0, content_hash: str | None = None,
               etag: str | None = None, last_modified: str | None = None,
-              sitemap_lastmod: float | None = None) -> UrlState:
-        """The state after a URL's first visit."""
+              sitemap_lastmod: float | None = None, modified_at: float | None = None) -> UrlState:
+        """The state after a URL's first visit. ``modified_at``: the page's last change (crawl
+        clock) from a believed Last-Modified; one date already gives a rate (module docstring of
+        :mod:`.estimator`). Without one, the page starts at its neighbours' rate when the prior
+        knows them, else at a first interval."""
         history = PageHistory(first_access=now, last_access=now)
-        interval, rule = self.policy.singular(0.0, 0.0, 0, None, self.rng)
-        return UrlState(url, host, history, interval, now + interval, rule, depth=depth,
-                        content_hash=content_hash, etag=etag, last_modified=last_modified,
-                        sitemap_lastmod=sitemap_lastmod)
+        state = UrlState(url, host, history, 0.0, now, "first", depth=depth, content_hash=content_hash, etag=etag,
+                         last_modified=last_modified, sitemap_lastmod=sitemap_lastmod)
+        state = self._dated(state, now, modified_at)
+        rate, source = self.estimate(state)
+        if self.schedule == "budget" and self.mu is not None and rate is not None:
+            interval, rule = float(budget_intervals(rate, self.mu, self.policy, self.np_rng)), f"budget/{source}"
+        else:
+            interval, rule = self.policy.singular(0.0, 0.0, 0, None, self.rng)
+        return replace(state, interval=interval, next_due=now + interval, rule=rule, rate=rate, source=source)
+
+    def _dated(self, state: UrlState, now: float, modified_at: float | None) -> UrlState:
+        if modified_at is None:
+            return state
+        changes, exposure = dated_observation(state.dated_changes, state.dated_exposure, state.dated_seen, now,
+                                              modified_at)
+        return replace(state, dated_changes=float(changes), dated_exposure=float(exposure), dated_seen=now)
+
+    def estimate(self, state: UrlState) -> tuple[float | None, str]:
+        """(rate per crawl-clock second, what it rests on) from the best evidence the page has:
+        the posterior under the crawl's prior (:class:`~.estimator.RateGrid`) once fitted, else
+        its dates (``m_d / S``), else eq. (3) smoothed; a page with neither starts at its
+        neighbours' rate (``prior``), or has none yet."""
+        h = state.history
+        if state.dated_exposure <= 0 and h.elapsed <= 0:
+            prior = self.group_rate(state.url, state.host)
+            return (prior, "prior") if prior else (None, "")
+        source = "dates" if state.dated_exposure > 0 else "visits"
+        if self.grid_fitted:
+            ll = self.grid.loglik([h.elapsed], [h.unchanged], [h.changes], [state.dated_changes],
+                                  [state.dated_exposure])
+            prior = self.group_rate(state.url, state.host)
+            post = self.grid.posterior(ll, [prior if prior else math.nan])
+            return float(self.grid.posterior_rate(post)[0]), source
+        if source == "dates":
+            pseudo = self.groups.pseudo(self.group_rate(state.url, state.host))
+            return float(dated_rate(state.dated_changes, state.dated_exposure, *pseudo)), source
+        return float(smoothed_rate(h.elapsed, h.unchanged, h.changes, h.tc_min)), source
+
+    def group_rate(self, url: str, host: str) -> float | None:
+        return self.groups.prior(*group_keys(url, host))
+
+    def fit_priors(self, states: list[UrlState]) -> None:
+        """The crawl's priors from a sample of its pages: each directory's and site's rate
+        (:class:`~.estimator.GroupPrior`) and the population's (:class:`~.estimator.RateGrid`)."""
+        raw: dict[str, list[float]] = {}
+        rows = []
+        for st in states:
+            h = st.history
+            if st.dated_exposure > 0 and st.dated_changes > 0:
+                rate = st.dated_changes / st.dated_exposure
+            elif h.elapsed > 0:
+                rate = float(smoothed_rate(h.elapsed, h.unchanged, h.changes, h.tc_min))
+            else:
+                continue
+            for key in group_keys(st.url, st.host):
+                raw.setdefault(key, []).append(rate)
+            rows.append((h.elapsed, h.unchanged, h.changes, st.dated_changes, st.dated_exposure))
+        self.groups.fit({k: np.asarray(v) for k, v in raw.items()})
+        if len(rows) >= self.min_fit:
+            T, U, m, md, S = (np.asarray(c, dtype=float) for c in zip(*rows))
+            self.grid.fit(self.grid.loglik(T, U, m, md, S))
+            self.grid_fitted = True
 
     def sitemap_lastmod(self, state: UrlState, lastmod: float, now: float, scale: float = 1.0) -> UrlState | None:
         """The state after a sitemap said the page changed at ``lastmod`` (real Unix seconds), or
@@ -109,19 +192,20 @@ class Planner:
         lastmod = min(lastmod, now / scale)
         if state.sitemap_lastmod is not None and lastmod <= state.sitemap_lastmod:
             return None
-        state = replace(state, sitemap_lastmod=lastmod)
+        state = self._dated(replace(state, sitemap_lastmod=lastmod), now, lastmod * scale)
         if lastmod > state.history.last_access / scale and state.next_due > now:
             state = replace(state, next_due=now, rule="lastmod")
         return state
 
     def visit(self, state: UrlState, now: float, changed: bool, *, not_modified: bool = False,
               content_hash: str | None = None, etag: str | None = None,
-              last_modified: str | None = None) -> UrlState:
-        """The state after a revisit at ``now`` that found the page ``changed`` (or not)."""
-        history = state.history.visit(now, changed)
-        interval, rule, rate = self.next_interval(history, state.interval)
+              last_modified: str | None = None, modified_at: float | None = None) -> UrlState:
+        """The state after a revisit at ``now`` that found the page ``changed`` (or not);
+        ``modified_at``: its last change (crawl clock) from a believed Last-Modified."""
+        state = self._dated(replace(state, history=state.history.visit(now, changed)), now, modified_at)
+        interval, rule, rate, source = self.next_interval(state)
         return replace(
-            state, history=history, interval=interval, next_due=now + interval, rule=rule, rate=rate,
+            state, interval=interval, next_due=now + interval, rule=rule, rate=rate, source=source,
             content_hash=content_hash or state.content_hash, etag=etag or state.etag,
             last_modified=last_modified or state.last_modified, visits=state.visits + 1,
             not_modified=state.not_modified + not_modified, errors=0)
@@ -132,15 +216,13 @@ class Planner:
         interval = self.policy.clamp(state.interval * 2 ** min(state.errors, 10), self.rng)
         return replace(state, next_due=now + interval, rule="retry", errors=state.errors + 1)
 
-    def next_interval(self, history: PageHistory, last_interval: float | None) -> tuple[float, str, float | None]:
-        """(interval, rule, estimated rate) for a page with this history."""
-        rate = None
-        if history.elapsed > 0:
-            rate = float(smoothed_rate(history.elapsed, history.unchanged, history.changes, history.tc_min))
+    def next_interval(self, state: UrlState) -> tuple[float, str, float | None, str]:
+        """(interval, rule, estimated rate, its source) for a page in this state."""
+        rate, source = self.estimate(state)
         if self.schedule == "budget" and self.mu is not None and rate is not None:
-            return float(budget_intervals(rate, self.mu, self.policy, self.np_rng)), "budget", rate
-        interval, rule = self.policy.next_interval(history, last_interval, self.rng)
-        return interval, rule, rate
+            return float(budget_intervals(rate, self.mu, self.policy, self.np_rng)), "budget", rate, source
+        interval, rule = self.policy.next_interval(state.history, state.interval, self.rng)
+        return interval, rule, rate, source
 
     def replan(self, rates, budget: float) -> float | None:
         """Set ``mu`` so pages changing at ``rates`` (per second) spend ``budget`` fetches per

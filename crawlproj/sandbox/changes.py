@@ -38,11 +38,14 @@ class PageChanges:
         return math.exp(lo + u * (hi - lo))
 
     def version(self, host: int, k: int, now: float) -> tuple[int, float]:
-        """(changes so far, real time of the last change; ``origin`` if none) at real time ``now``."""
+        """(changes so far, real time of the last change) at real time ``now``; before the first
+        change, a time before ``origin`` (a Poisson process's backward-recurrence time)."""
         state = self._state.get((host, k))
         if state is None:
             rng = random.Random(f"{self.seed}:{host}:{k}:changes")
-            state = self._state[(host, k)] = [rng, 0, 0.0, rng.expovariate(1 / self.mean_interval(host, k))]
+            mean = self.mean_interval(host, k)
+            # The page last changed before the sandbox started, as a page found on the web has.
+            state = self._state[(host, k)] = [rng, 0, -rng.expovariate(1 / mean), rng.expovariate(1 / mean)]
         rng, version, last, upcoming = state
         clock = (now - self.origin) * self.time_scale
         mean = self.mean_interval(host, k)

@@ -55,7 +55,7 @@ CONTENT_SIGNAL = "search=yes, ai-input=yes, ai-train=no"
 #: robots.txt variants, assigned to hosts round-robin when ``robots_mix`` is on.
 ROBOTS_VARIANTS = ("allow", "private", "wildcard", "crawl_delay", "missing", "error")
 #: What changing pages send for conditional requests, by host index modulo 3.
-VALIDATORS = ("etag", "last-modified", "none")
+VALIDATORS = ("etag", "last-modified", "none", "now")  # by host index, i % 4
 #: charsets of Japanese hosts, and whether the charset is declared in the header or only in <meta>.
 JAPANESE_CHARSETS = ("utf-8", "shift_jis", "euc-jp")
 
@@ -92,7 +92,9 @@ class HostSpec:
     content: str = ""  # "" | "template" (shared layout) | "variants" (near-duplicate families) | "mirror"
     mirror_of: int = -1  # the host a "mirror" host copies
     js: str = ""  # "" static | "spa" (#app shell, data inline) | "fetch" (#root shell, JSON by fetch()) | "bare"
-    validators: str = "etag"  # changing pages: "etag" (and Last-Modified) | "last-modified" | "none"
+    # changing pages: "etag" (and an honest Last-Modified) | "last-modified" (honest, alone) |
+    # "now" (Last-Modified is the time of the request, as some servers send; no 304s) | "none"
+    validators: str = "etag"
     hostile: bool = False  # serves crawlproj.sandbox.hostile's pages instead of a site
     robots_header: bool = False  # robots directives in X-Robots-Tag headers, not <meta name=robots>
     # "index": the "allow" robots.txt lists /sitemap-index.xml, which lists a gzipped sitemap (even
@@ -125,7 +127,7 @@ class SandboxConfig:
     js_mix: bool = False  # JavaScript-only hosts by i % 10: 4 spa, 5 fetch, 6 bare
     # Changing pages (0: static): each page changes as a Poisson process with a mean interval
     # log-uniform in [change_min, change_max] crawl-clock seconds; the crawl clock runs
-    # time_scale x real time. Validators by i % 3: ETag, Last-Modified only, none.
+    # time_scale x real time. Validators by i % 4: ETag, Last-Modified only, none, Last-Modified at the request time.
     change_min: float = 0.0
     change_max: float = 0.0
     time_scale: float = 1.0
@@ -211,7 +213,7 @@ class SandboxWeb:
             content=_CONTENT_MIX.get(i % 10, "") if cfg.content_mix else "",
             mirror_of=i - 1 if cfg.content_mix and i % 10 in (3, 8) else -1,
             js=_JS_MIX.get(i % 10, "") if cfg.js_mix else "",
-            validators=VALIDATORS[i % 3],
+            validators=VALIDATORS[i % len(VALIDATORS)],
         )
 
     def host_name(self, i: int) -> str:

@@ -168,11 +168,13 @@ class SandboxServer:
         validators: dict[str, str] = {}
         if spec.validators in ("etag", "last-modified"):
             validators["Last-Modified"] = formatdate(changed_at, usegmt=True)
+        elif spec.validators == "now":  # a date that says nothing: the server's clock
+            validators["Last-Modified"] = formatdate(time.time(), usegmt=True)
         if spec.validators == "etag":
             validators["ETag"] = f'"h{host}-{k}-v{version}"'
         if "ETag" in validators and request.headers.get("If-None-Match"):
             current = request.headers["If-None-Match"] in (validators["ETag"], "*")
-        elif "Last-Modified" in validators and request.headers.get("If-Modified-Since"):
+        elif spec.validators in ("etag", "last-modified") and request.headers.get("If-Modified-Since"):
             try:
                 since = parsedate_to_datetime(request.headers["If-Modified-Since"]).timestamp()
             except (TypeError, ValueError):
