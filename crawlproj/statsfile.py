@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import tempfile
 
 from scrapy import signals
 from scrapy.crawler import Crawler
@@ -12,7 +13,8 @@ from scrapy.exceptions import NotConfigured
 
 
 class StatsFile:
-    """Dumps ``crawler.stats`` to ``STATS_FILE`` when the spider closes."""
+    """Dumps ``crawler.stats`` to ``STATS_FILE`` when the spider closes, atomically: the file
+    holds one whole JSON document whenever it exists (with several workers, the last one's)."""
 
     def __init__(self, crawler: Crawler, path: str) -> None:
         self.crawler = crawler
@@ -33,6 +35,16 @@ class StatsFile:
         times = os.times()  # this process only; worker processes are not counted
         stats["process/cpu_seconds"] = round(times.user + times.system, 3)
         stats["process/max_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
-        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        with open(self.path, "w", encoding="utf-8") as fh:
-            json.dump(stats, fh, default=str, indent=1, sort_keys=True)
+        directory = os.path.dirname(os.path.abspath(self.path))
+        os.makedirs(directory, exist_ok=True)
+        # Written whole, then renamed: the workers of one crawl (WORKERS) close at the same
+        # moment with the same STATS_FILE, and two writers into one open file left the tail
+        # of the longer document after the shorter one. Now the file is always one document.
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=".stats-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(stats, fh, default=str, indent=1, sort_keys=True)
+            os.replace(temporary, self.path)
+        except BaseException:
+            os.unlink(temporary)
+            raise

@@ -151,3 +151,24 @@ def test_sitemap_entries_and_ai_signals_are_stored_replaced_and_merged(tmp_path)
                     ("a.test", "robots.txt", "search", "yes"), ("http://a.test/1", "header", "tdm-reservation", "1")}
     shard1 = sqlite3.connect(shards[1])
     assert set(shard1.execute("SELECT name FROM ai_signals WHERE subject = 'a.test'")) == {("ai-input",)}
+
+
+def test_the_stats_file_is_one_whole_document_when_two_workers_write_it_at_once(tmp_path):
+    """Two workers of one crawl close together with the same STATS_FILE: one opened the file,
+    the other wrote its stats, then the first wrote its shorter ones. The file must still be
+    one JSON document (a shared open file kept the longer one's tail after the shorter)."""
+    import json
+
+    from scrapy.utils.test import get_crawler as crawler_for
+
+    from crawlproj.statsfile import StatsFile
+
+    path = tmp_path / "stats.json"
+    other = open(path, "w", encoding="utf-8")  # the other worker, about to write
+    crawler = crawler_for(settings_dict={"STATS_FILE": str(path)})
+    crawler.stats.set_value("long/" + "x" * 500, 1)
+    StatsFile(crawler, str(path)).spider_closed(None, "finished")
+    other.write('{"short": 1}')
+    other.close()
+    stats = json.loads(path.read_text())
+    assert stats["finish_reason"] == "finished" and ("long/" + "x" * 500) in stats
