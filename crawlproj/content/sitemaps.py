@@ -120,9 +120,9 @@ def parse_sitemap(body: bytes, max_urls: int = MAX_URLS) -> Sitemap:
                 loc = fields.get("loc", "").strip()
                 if loc:
                     if len(sitemap.entries) < max_urls:
+                        changefreq = (fields.get("changefreq") or "").strip().lower()
                         sitemap.entries.append(SitemapEntry(
-                            loc, w3c_datetime(fields.get("lastmod")),
-                            (fields.get("changefreq") or "").strip().lower() or None,
+                            loc, w3c_datetime(fields.get("lastmod")), changefreq if changefreq in CHANGEFREQS else None,
                             _priority(fields.get("priority"))))
                     else:
                         sitemap.dropped += 1
@@ -135,8 +135,6 @@ def parse_sitemap(body: bytes, max_urls: int = MAX_URLS) -> Sitemap:
             raise ValueError(f"not a sitemap: {exc}") from None
     if sitemap is None:
         raise ValueError("not a sitemap: empty")
-    sitemap.entries = [e if e.changefreq in CHANGEFREQS or e.changefreq is None else
-                       SitemapEntry(e.loc, e.lastmod, None, e.priority) for e in sitemap.entries]
     return sitemap
 
 

@@ -151,17 +151,16 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         response = response.replace(body=robots_body(response.status, response.body))
         await super()._parse_robots(response, netloc, request)
         parser = self._parsers[netloc]
-        delay = None
-        if isinstance(parser, Rfc9309RobotParser):  # Crawl-delay of our group, else of '*'
-            delay = parser.crawl_delay(self._robotstxt_useragent or self._default_useragent)
+        host, agent = urlsplit(f"//{netloc}").hostname, self._robotstxt_useragent or self._default_useragent
+        rfc9309 = isinstance(parser, Rfc9309RobotParser)
         self.crawler.signals.send_catch_log(
-            signals.robots_fetched, host=urlsplit(f"//{netloc}").hostname, status=response.status, crawl_delay=delay,
+            signals.robots_fetched, host=host, status=response.status,
+            crawl_delay=parser.crawl_delay(agent) if rfc9309 else None,  # of our group, else of '*'
             duration=response.meta.get("download_latency"),
         )
-        if isinstance(parser, Rfc9309RobotParser):  # what it says of AI use, even when nothing
-            self.crawler.signals.send_catch_log(
-                signals.ai_signals, host=urlsplit(f"//{netloc}").hostname, source="robots.txt",
-                values=parser.rules.content_signals(self._robotstxt_useragent or self._default_useragent))
+        if rfc9309:  # what it says of AI use, even when nothing
+            self.crawler.signals.send_catch_log(signals.ai_signals, host=host, source="robots.txt",
+                                                values=parser.rules.content_signals(agent))
         if self.follow_sitemaps and netloc not in self._sitemaps_read:
             self._seed_sitemaps(netloc)
 

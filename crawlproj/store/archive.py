@@ -67,8 +67,9 @@ class ArchivePipeline:
         headers.append(("Content-Length", str(len(item.body))))
         location = await self.writer.run(self.archive.write, item.final_url, item.status, reason, headers, item.body,
                                          item.request_headers, bool(item.duplicate_of) and not self.keep_duplicates,
-                                         [("ai-use", f"{source} {name}={value}") for source, _, name, value in
-                                          (k.partition(":") + (v,) for k, v in sorted(item.ai_signals.items()))])
+                                         # "robots.txt:ai-train" -> "ai-use: robots.txt ai-train=no"
+                                         [("ai-use", f"{key.replace(':', ' ', 1)}={value}")
+                                          for key, value in sorted(item.ai_signals.items())])
         stats = self.crawler.stats
         if location is None:
             stats.inc_value("warc/duplicates_skipped")

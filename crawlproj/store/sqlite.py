@@ -294,20 +294,15 @@ class SqliteStore:
                  for host, r in batch.render_hosts.items()],
             )
             cur.executemany("INSERT OR REPLACE INTO sitemap_urls VALUES (?,?,?,?,?,?,?)", batch.sitemap_urls)
-            signals = dict(batch.ai_signals)
-            # A page's signals are those of its last capture.
+            # A page's signals are those of its last capture; a host's, those its source said last.
+            # (The host's robots.txt signals are the host's rows, not copied to each page.)
             cur.executemany("DELETE FROM ai_signals WHERE subject = ?", [(p.url,) for p in captured])
-            for p in captured:
-                by_source: dict[str, dict[str, str]] = {}
-                for key, value in p.ai_signals.items():
-                    source, _, name = key.partition(":")
-                    if source != "robots.txt":  # the host's rows, not copied to each page
-                        by_source.setdefault(source, {})[name] = value
-                signals.update(((p.url, source), (values, p.fetched_at)) for source, values in by_source.items())
-            cur.executemany("DELETE FROM ai_signals WHERE subject = ? AND source = ?", list(signals))
-            cur.executemany("INSERT INTO ai_signals VALUES (?,?,?,?,?)",
-                            [(subject, source, name, value, at)
-                             for (subject, source), (values, at) in signals.items() for name, value in values.items()])
+            cur.executemany("DELETE FROM ai_signals WHERE subject = ? AND source = ?", list(batch.ai_signals))
+            cur.executemany("INSERT INTO ai_signals VALUES (?,?,?,?,?)", [
+                *((subject, source, name, value, at)
+                  for (subject, source), (values, at) in batch.ai_signals.items() for name, value in values.items()),
+                *((p.url, *key.split(":", 1), value, p.fetched_at)
+                  for p in captured for key, value in p.ai_signals.items() if not key.startswith("robots.txt:"))])
             cur.execute("COMMIT")
         except BaseException:
             if self.conn.in_transaction:
