@@ -21,6 +21,12 @@ $(STAMP): pyproject.toml
 	  open(os.path.join(sysconfig.get_paths()['purelib'], 'crawlproj.pth'), 'w').write(os.getcwd() + '\n')"
 	@touch $@
 
+# pywb (replay in tests) in a venv of its own: it pins redis<3, which the crawler cannot use.
+.venv-pywb/.installed:
+	@test -x .venv-pywb/bin/python || $(PYTHON) -m venv .venv-pywb
+	.venv-pywb/bin/pip install -qq "pywb>=2.10,<2.11"
+	@touch $@
+
 setup: $(STAMP)
 	@bash scripts/system-deps.sh
 
@@ -31,7 +37,7 @@ crawl: setup
 	  $(if $(CONTACT),-s "USER_AGENT=crawlproj/0.1 (+$(CONTACT))") $(ARGS)
 
 ## make test: the whole suite (what CI runs)
-test: setup
+test: setup .venv-pywb/.installed
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 ## make demo: sandbox web + crawl + summary, no internet needed
@@ -43,4 +49,4 @@ bench: setup
 	@for b in bench/*.py; do echo "# $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) data .pytest_cache
+	rm -rf $(VENV) .venv-pywb data .pytest_cache

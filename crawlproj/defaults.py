@@ -394,6 +394,15 @@ WARC_DIR: text = ""
 WARC_PREFIX: non_empty = "crawlproj"
 #: A WARC file is closed and a new one started once it passes this many bytes.
 WARC_MAX_BYTES: number(int, 4096) = 1 << 30
+#: The payload-digest index (each payload's first capture: a later identical payload, at
+#: any URL, in any crawl into this store, is written as a revisit record pointing at it).
+#: Empty: beside the store (data/crawl.db -> data/crawl.digests.db).
+WARC_DIGEST_INDEX: text = ""
+#: Package the crawl as a WACZ (WARC files, CDXJ index, pages list, datapackage) when it
+#: closes, as `scrapy wacz` does (crawlproj.store.wacz). Off: indexing a large archive takes a while.
+WACZ_ON_CLOSE: boolean = False
+#: The WACZ file written at close; empty: beside the store (data/crawl.db -> data/crawl.wacz).
+WACZ_FILE: text = ""
 
 # -- distributed crawling (the distributed profile) ---------------------------
 #: The Redis holding the shared frontier, the URL-seen filter and the start URLs.
@@ -419,7 +428,7 @@ WORKER_HEARTBEAT: number(float, 0, inclusive=False) = 2.0
 WORKER_TTL: number(float, 0, inclusive=False) = 15.0
 PARTITION_LEASE: number(float, 0, inclusive=False) = 30.0
 #: This worker's name (empty: host-pid-random, new each run). "{worker}" in STORE_URI,
-#: WARC_PREFIX, WARC_DIR, NEAR_DUPLICATES_INDEX and REVISIT_DB is replaced by it.
+#: WARC_PREFIX, WARC_DIR, WARC_DIGEST_INDEX, NEAR_DUPLICATES_INDEX and REVISIT_DB is replaced by it.
 WORKER_ID: text = ""
 #: A worker with nothing to do in the whole shared frontier waits this many seconds for
 #: seeds (`scrapy seed`) before it exits; 0: it exits at once.
@@ -524,6 +533,7 @@ WARN_ON_GENERATOR_RETURN_VALUE: boolean = False
 
 #: If set, write the final crawl stats as JSON to this path.
 STATS_FILE: text = ""
-#: Stats file, gc tuning, stall monitor, the refresher, Redis seeds and the dashboard.
+#: Stats file, gc tuning, stall monitor, the refresher, Redis seeds, the dashboard and the WACZ at close.
 EXTENSIONS: components = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.gc_tuning.GcTuning": 0, "crawlproj.stalls.StallMonitor": 0, "crawlproj.revisit.refresher.Refresher": 100,
-              "crawlproj.distributed.seeds.RedisSeeds": 200, "crawlproj.dashboard.extension.Dashboard": 300}
+              "crawlproj.distributed.seeds.RedisSeeds": 200, "crawlproj.dashboard.extension.Dashboard": 300,
+              "crawlproj.store.wacz.WaczOnClose": 400}

@@ -33,7 +33,7 @@ def _name_worker(settings: BaseSettings) -> None:
 
     worker = settings.get("WORKER_ID") or new_worker_id()
     settings.set("WORKER_ID", worker, priority=max(settings.getpriority("WORKER_ID") or 0, 20))
-    for name in ("STORE_URI", "WARC_PREFIX", "NEAR_DUPLICATES_INDEX", "REVISIT_DB", "WARC_DIR"):
+    for name in ("STORE_URI", "WARC_PREFIX", "NEAR_DUPLICATES_INDEX", "REVISIT_DB", "WARC_DIR", "WARC_DIGEST_INDEX"):
         value = settings.get(name)
         if isinstance(value, str) and "{worker}" in value:
             settings.set(name, value.replace("{worker}", worker), priority=settings.getpriority(name))

@@ -13,8 +13,10 @@ from scrapy.exceptions import NotConfigured
 
 
 class StatsFile:
-    """Dumps ``crawler.stats`` to ``STATS_FILE`` when the spider closes, atomically: the file
-    holds one whole JSON document whenever it exists (with several workers, the last one's)."""
+    """Dumps ``crawler.stats`` to ``STATS_FILE`` when the engine stops, atomically: the file
+    holds one whole JSON document whenever it exists (with several workers, the last one's).
+    Not at ``spider_closed``: other handlers of that signal are still adding to the stats
+    (the WACZ written at close, :class:`~crawlproj.store.wacz.WaczOnClose`)."""
 
     def __init__(self, crawler: Crawler, path: str) -> None:
         self.crawler = crawler
@@ -26,12 +28,11 @@ class StatsFile:
         if not path:
             raise NotConfigured
         ext = cls(crawler, path)
-        crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)
         return ext
 
-    def spider_closed(self, spider: object, reason: str) -> None:
-        stats = dict(self.crawler.stats.get_stats())
-        stats["finish_reason"] = reason
+    def engine_stopped(self) -> None:
+        stats = dict(self.crawler.stats.get_stats())  # finish_reason included (Scrapy's CoreStats)
         times = os.times()  # this process only; worker processes are not counted
         stats["process/cpu_seconds"] = round(times.user + times.system, 3)
         stats["process/max_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux

@@ -1,6 +1,7 @@
 """End-to-end crawls of the sandbox web by real `scrapy crawl` processes."""
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -160,6 +161,12 @@ def test_demo_prints_a_summary_whose_last_line_is_json(tmp_path):
     assert summary["errors"] == 0 and summary["max_concurrency"] == 1
     assert summary["exact_duplicates"] > 0 and summary["near_duplicates"] > 0 and summary["warc_files"] == 1
     assert (out / "crawl.db").exists() and list((out / "warc").glob("crawlproj-*.warc.gz"))
+    # The demo leaves its crawl packaged for replay, and says how to report it.
+    assert summary["wacz"] == str(out / "crawl.wacz")
+    wacz = os.path.join(os.path.dirname(sys.executable), "wacz")
+    check = subprocess.run([wacz, "validate", "-f", summary["wacz"]], capture_output=True, text=True, timeout=120)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert f"scrapy report --store sqlite:///{out / 'crawl.db'}" in proc.stdout
 
 
 def test_a_start_url_that_is_not_http_is_refused_with_its_reason(tmp_path):

@@ -167,7 +167,8 @@ def test_the_stats_file_is_one_whole_document_when_two_workers_write_it_at_once(
     other = open(path, "w", encoding="utf-8")  # the other worker, about to write
     crawler = crawler_for(settings_dict={"STATS_FILE": str(path)})
     crawler.stats.set_value("long/" + "x" * 500, 1)
-    StatsFile(crawler, str(path)).spider_closed(None, "finished")
+    crawler.stats.set_value("finish_reason", "finished")  # Scrapy's CoreStats, at spider_closed
+    StatsFile(crawler, str(path)).engine_stopped()
     other.write('{"short": 1}')
     other.close()
     stats = json.loads(path.read_text())

@@ -58,12 +58,10 @@ def test_the_standard_warcio_checker_verifies_every_digest(tmp_path):
     assert out.stdout.count("digest pass") == 3 and "fail" not in out.stdout  # response and two requests
 
 
-def test_revisits_point_to_the_first_capture_across_restarts_and_torn_digest_lines(tmp_path):
+def test_revisits_point_to_the_first_capture_across_restarts(tmp_path):
     first = WarcArchive(str(tmp_path))
     original = first.write("http://a.test/", 200, "OK", HEADERS, b"<html>same</html>")
     first.close()
-    with open(tmp_path / "crawlproj.digests", "a") as fh:
-        fh.write("sha1:TORN\tpartial")  # a kill -9 in the middle of a line
     second = WarcArchive(str(tmp_path))
     revisit = second.write("http://b.test/", 200, "OK", HEADERS, b"<html>same</html>")
     second.close()
@@ -74,3 +72,16 @@ def test_revisits_point_to_the_first_capture_across_restarts_and_torn_digest_lin
         record = next(iter(ArchiveIterator(fh)))
         assert record.rec_headers.get_header("WARC-Refers-To-Target-URI") == "http://a.test/"
         assert record.rec_headers.get_header("WARC-Refers-To") == revisit.revisit_of
+
+
+def test_digest_lines_of_older_archives_are_read_into_the_index_once_torn_line_skipped(tmp_path):
+    date = "2026-11-01T00:00:00Z"
+    with open(tmp_path / "crawlproj.digests", "w") as fh:
+        fh.write(f"{payload_digest(b'old')}\t<urn:uuid:1>\thttp://old.test/\t{date}\n")
+        fh.write("sha1:TORN\tpartial")  # a kill -9 in the middle of a line
+    archive = WarcArchive(str(tmp_path))
+    assert len(archive.digests) == 1
+    revisit = archive.write("http://new.test/", 200, "OK", HEADERS, b"old")
+    archive.close()
+    assert revisit.revisit_of == "<urn:uuid:1>"
+    assert not (tmp_path / "crawlproj.digests").exists() and (tmp_path / "crawlproj.digests.imported").exists()

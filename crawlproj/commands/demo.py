@@ -47,6 +47,7 @@ class Command(ScrapyCommand):
                     "STORE_URI": f"sqlite:///{db}",
                     "MIN_INTERVAL": opts.interval,
                     "LOG_LEVEL": "INFO",
+                    "WACZ_ON_CLOSE": True,  # data/demo/crawl.wacz: the crawl, ready for replay
                 },
             )
             # The frontier's promise: next request no sooner than the last one's finish + interval.
@@ -80,6 +81,7 @@ class Command(ScrapyCommand):
             "near_duplicates": duplicates.get("near", 0),
             "warc_files": warc_files,
             "store": str(db),
+            "wacz": str(db.with_suffix(".wacz")) if db.with_suffix(".wacz").exists() else None,
             "log": str(out / "crawl.log"),
         }
         print()
@@ -93,4 +95,7 @@ class Command(ScrapyCommand):
         print(f"politeness        {report['requests']} requests seen by the server; smallest gap between "
               f"requests to one host {report['min_gap']} s (interval {opts.interval} s); "
               f"most concurrent requests to one host {report['max_concurrency']}; violations {report['violations']}")
+        if summary["wacz"]:
+            print(f"replayable        {summary['wacz']}  (WACZ: open it in pywb or ReplayWeb.page)")
+        print(f"report            scrapy report --store sqlite:///{db}")
         print(json.dumps(summary))

@@ -89,8 +89,11 @@ class HostSpec:
     japanese: bool = False
     charset_in_header: bool = True
     crawl_delay: float = 1.0  # used by the crawl_delay robots variant
-    content: str = ""  # "" | "template" (shared layout) | "variants" (near-duplicate families) | "mirror"
-    mirror_of: int = -1  # the host a "mirror" host copies
+    # "" | "template" (shared layout) | "variants" (near-duplicate families) | "mirror" (the
+    # text of mirror_of's pages under a banner) | "copy" (mirror_of's very bytes: in-host links
+    # are relative, so the copy reads as a site of its own, as a mirror made by rsync does)
+    content: str = ""
+    mirror_of: int = -1  # the host a "mirror" or "copy" host copies
     js: str = ""  # "" static | "spa" (#app shell, data inline) | "fetch" (#root shell, JSON by fetch()) | "bare"
     # changing pages: "etag" (and an honest Last-Modified) | "last-modified" (honest, alone) |
     # "now" (Last-Modified is the time of the request, as some servers send; no 304s) | "none"
@@ -186,7 +189,7 @@ class SandboxWeb:
         overrides = dict(cfg.overrides)
         self.specs: list[HostSpec] = [overrides.get(i) or self._default_spec(i) for i in range(cfg.hosts)]
         for i, spec in enumerate(self.specs):
-            if spec.content == "mirror":  # a mirror has exactly its original's pages
+            if spec.content in ("mirror", "copy"):  # a mirror has exactly its original's pages
                 self._sizes[i] = self._sizes[spec.mirror_of]
         self.page = lru_cache(maxsize=20000)(self._page)  # type: ignore[method-assign]
         self._rankings = lru_cache(maxsize=4096)(self._ranking)  # type: ignore[method-assign]
@@ -368,7 +371,7 @@ class SandboxWeb:
     # -- pages -----------------------------------------------------------
     def _page(self, host: int, k: int) -> Page:
         cfg, spec = self.config, self.specs[host]
-        if spec.content == "mirror":
+        if spec.content in ("mirror", "copy"):
             return self._mirror_page(host, k)
         if spec.content == "variants" and k > 0:
             return self._variant_page(host, k)
@@ -532,6 +535,8 @@ class SandboxWeb:
         """The page's body bytes (in the host's charset) and response headers; ``version`` > 0:
         the page after that many changes (its main text starts with a revision line)."""
         spec, page = self.specs[host], self.page(host, k)
+        if spec.content == "copy":
+            return self.render(spec.mirror_of, k, version)
         if version:
             words = _JA_WORDS if spec.japanese else _EN_WORDS
             rng = random.Random(f"{self.config.seed}:{host}:{k}:v{version}")

@@ -330,7 +330,8 @@ def config_from_args(args: argparse.Namespace) -> SandboxConfig:
             if key not in fields:
                 raise SystemExit(f"--host {item!r}: unknown field {key!r}; choose from {', '.join(fields)}")
             kind = fields[key]
-            changes[key] = value if kind == "str" else (value.lower() in ("1", "true", "yes")) if kind == "bool" else float(value)
+            changes[key] = (value if kind == "str" else value.lower() in ("1", "true", "yes") if kind == "bool"
+                            else int(value) if kind == "int" else float(value))
         overrides.append((int(index), dataclasses.replace(probe.specs[int(index)], **changes)))
     return dataclasses.replace(base, overrides=tuple(overrides))
 

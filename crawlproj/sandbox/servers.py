@@ -255,3 +255,53 @@ class NginxServer(ServerProcess):
             out.append(Record(host=host, path=uri, arrival=finish - float(took), finish=finish,
                               status=int(status), connection=int(conn), bytes=int(size)))
         return out
+
+
+#: pywb lives in a venv of its own: it pins redis<3 and fakeredis<1, which the crawler's
+#: Redis client cannot live with. `make test` (make setup) builds it.
+PYWB_VENV = Path(__file__).resolve().parents[2] / ".venv-pywb"
+PYWB_INSTALL = "make .venv-pywb/.installed  (python3 -m venv .venv-pywb && .venv-pywb/bin/pip install 'pywb>=2.10,<2.11')"
+
+
+class PywbServer(ServerProcess):
+    """pywb's ``wayback`` on a free loopback port over one collection (``crawl``) made from
+    WACZ or WARC files, archive-only (no live web, no recording). A context manager."""
+
+    collection = "crawl"
+
+    def __init__(self, archives: list[str], startup_timeout: float = 60.0) -> None:
+        wayback = PYWB_VENV / "bin" / "wayback"
+        if not wayback.exists():
+            raise RuntimeError(f"pywb is not installed. Run: {PYWB_INSTALL}")
+        super().__init__(str(wayback), startup_timeout)
+        self.archives = list(archives)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/{self.collection}/"
+
+    def start(self) -> PywbServer:
+        import urllib.request
+
+        self.dir = tempfile.mkdtemp(prefix="crawlproj-pywb-")
+        manager = str(PYWB_VENV / "bin" / "wb-manager")
+        d = Path(self.dir)
+        log = open(d / "pywb.log", "wb")
+        subprocess.run([manager, "init", self.collection], cwd=d, check=True, stdout=log, stderr=log)
+        for archive in self.archives:
+            unpack = ["--unpack-wacz"] if archive.endswith(".wacz") else []
+            subprocess.run([manager, "add", *unpack, self.collection, archive], cwd=d, check=True, stdout=log,
+                           stderr=log)
+        self.port = free_port()
+        self.proc = subprocess.Popen([self.binary, "-p", str(self.port), "-b", "127.0.0.1"], cwd=d,
+                                     stdout=log, stderr=log)
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/", timeout=2):
+                    return self
+            except OSError:
+                time.sleep(0.2)
+        said = (d / "pywb.log").read_text(errors="replace")[-2000:]
+        self.stop()
+        raise RuntimeError(f"pywb did not start on 127.0.0.1:{self.port}:\n{said}")

@@ -11,7 +11,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 
 from ..items import PageItem
-from . import parse_store_uri
+from . import beside_store, parse_store_uri
 from .warc import WarcArchive
 from .writer import WriterThread
 
@@ -27,13 +27,19 @@ def warc_directory(settings) -> str:
         os.path.dirname(parse_store_uri(settings.get("STORE_URI"))[1]) or ".", "warc")
 
 
+def digest_index_path(settings) -> str:
+    """``WARC_DIGEST_INDEX``, or beside the store (``data/crawl.db`` -> ``data/crawl.digests.db``)."""
+    return settings.get("WARC_DIGEST_INDEX") or beside_store(parse_store_uri(settings.get("STORE_URI"))[1], "digests")
+
+
 class ArchivePipeline:
     """Writes each fetched page to WARC/1.1 files and puts (file, offset) on the item.
 
     Request and response records (and a metadata record of the page's AI-use signals, when
-    it has any), gzipped per record, rotated at
-    ``WARC_MAX_BYTES``. A body archived before becomes a revisit record
-    (identical-payload-digest). A page the content pipeline marked as a
+    it has any), gzipped per record, rotated at ``WARC_MAX_BYTES``. A body archived before
+    becomes a revisit record (identical-payload-digest) pointing at the first capture,
+    whatever its URL and whichever crawl into this store made it (the digest index,
+    ``WARC_DIGEST_INDEX``). A page the content pipeline marked as a
     duplicate of another is not archived unless ``NEAR_DUPLICATES_KEEP_CONTENT``
     (its body identical to an archived one still gets its small revisit record).
     Records are built, gzipped and written in a writer thread, in the order items come.
@@ -45,7 +51,8 @@ class ArchivePipeline:
             raise NotConfigured
         self.crawler = crawler
         self.keep_duplicates = s.getbool("NEAR_DUPLICATES_KEEP_CONTENT")
-        self.archive = WarcArchive(warc_directory(s), prefix=s.get("WARC_PREFIX"), max_bytes=s.getint("WARC_MAX_BYTES"))
+        self.archive = WarcArchive(warc_directory(s), prefix=s.get("WARC_PREFIX"), max_bytes=s.getint("WARC_MAX_BYTES"),
+                                   digest_index=digest_index_path(s))
         # Off the reactor: gzipping a large page held it 100-300 ms (see crawlproj.store.writer).
         self.writer = WriterThread("warc")
 

@@ -4,10 +4,11 @@ Each record is gzipped on its own, so any record can be read back from its
 file and offset alone (:func:`read_response`), and standard WARC tools open
 the files. A response whose payload digest was archived before is written as a
 ``revisit`` record (profile identical-payload-digest) that points to the first
-capture, so exact duplicates cost a few hundred bytes. Files rotate once they
-pass ``max_bytes``. The digests of first captures are kept in a side file
-(``<prefix>.digests``, one line each), so revisits keep pointing to the first
-capture across restarts; a line torn by a kill is skipped.
+capture, at this URL or another, so exact duplicates cost a few hundred bytes.
+Files rotate once they pass ``max_bytes``. The first captures are kept in a
+:class:`~crawlproj.store.digests.DigestIndex` (by default ``<prefix>.digests.db`` in
+the directory; the pipeline keeps it beside the store), so revisits point to the
+first capture across restarts and crawls.
 
 The Scrapy adapter is :mod:`crawlproj.store.archive`; the pages table stores
 the (file, offset) this writer returns.
@@ -27,6 +28,8 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from .digests import DigestIndex, FirstCapture
+
 PROFILE_IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 
 
@@ -45,7 +48,7 @@ class WarcArchive:
     """Appends captures to ``<directory>/<prefix>-NNNNN.warc.gz``, rotating at ``max_bytes``."""
 
     def __init__(self, directory: str, prefix: str = "crawlproj", max_bytes: int = 1 << 30,
-                 gzip_level: int = 6) -> None:
+                 gzip_level: int = 6, digest_index: str | None = None) -> None:
         self.directory = directory
         self.gzip_level = gzip_level
         self.prefix = prefix
@@ -55,15 +58,21 @@ class WarcArchive:
         self._fh: BinaryIO | None = None
         self._writer: WARCWriter | None = None
         self.path = ""
-        self.seen: dict[str, tuple[str, str, str]] = {}  # payload digest -> (record id, uri, date)
-        self._digests_path = os.path.join(directory, f"{prefix}.digests")
-        if os.path.exists(self._digests_path):
-            with open(self._digests_path, encoding="utf-8") as fh:
-                for line in fh:
-                    fields = line.rstrip("\n").split("\t")
-                    if len(fields) == 4 and line.endswith("\n"):
-                        self.seen[fields[0]] = (fields[1], fields[2], fields[3])
-        self._digests = open(self._digests_path, "a", encoding="utf-8")
+        self.digests = DigestIndex(digest_index or os.path.join(directory, f"{prefix}.digests.db"))
+        self._import_digest_lines(os.path.join(directory, f"{prefix}.digests"))
+
+    def _import_digest_lines(self, path: str) -> None:
+        """Archives written before the digest index kept their first captures in a text file
+        (digest, record id, URI, date a line): read once into the index, then set aside."""
+        if not os.path.exists(path):
+            return
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                fields = line.rstrip("\n").split("\t")
+                if len(fields) == 4 and line.endswith("\n"):  # a line torn by a kill is skipped
+                    self.digests.add(fields[0], FirstCapture(*fields[1:], warc_file=""))
+        self.digests.commit()
+        os.replace(path, path + ".imported")
 
     def _open(self) -> None:
         self._close_file()
@@ -81,7 +90,7 @@ class WarcArchive:
 
         With ``revisit_only``, a body not archived before is not written (None)."""
         digest = payload_digest(body)
-        original = self.seen.get(digest)
+        original = self.digests.get(digest)
         if original is None and revisit_only:
             return None
         if self._fh is None or self._fh.tell() >= self.max_bytes:
@@ -94,10 +103,9 @@ class WarcArchive:
             record = w.create_warc_record(url, "response", payload=BytesIO(body), http_headers=http,
                                           warc_headers_dict={"WARC-Payload-Digest": digest})
         else:
-            record_id, uri, date = original
-            record = w.create_revisit_record(url, digest, uri, date, http_headers=http)
+            record = w.create_revisit_record(url, digest, original.uri, original.date, http_headers=http)
             record.rec_headers.replace_header("WARC-Profile", PROFILE_IDENTICAL)
-            record.rec_headers.add_header("WARC-Refers-To", record_id)
+            record.rec_headers.add_header("WARC-Refers-To", original.record_id)
         self._append(record)
         req_http = StatusAndHeaders(f"GET {url} HTTP/1.1", request_headers or [], protocol="HTTP/1.1",
                                     is_http_request=True)
@@ -112,12 +120,11 @@ class WarcArchive:
                                                   "WARC-Record-ID")}))
         self._fh.flush()
         if original is None:
-            first = (record.rec_headers.get_header("WARC-Record-ID"), url, record.rec_headers.get_header("WARC-Date"))
-            self.seen[digest] = first
-            self._digests.write("\t".join((digest, *first)) + "\n")
-            self._digests.flush()
+            headers = record.rec_headers
+            self.digests.add(digest, FirstCapture(headers.get_header("WARC-Record-ID"), url,
+                                                  headers.get_header("WARC-Date"), os.path.abspath(self.path)))
             return Location(self.path, offset)
-        return Location(self.path, offset, revisit_of=original[0])
+        return Location(self.path, offset, revisit_of=original.record_id)
 
     def _append(self, record: object) -> None:
         """One record as its own gzip member. warcio would gzip at level 9; level 6 (gzip's
@@ -134,7 +141,7 @@ class WarcArchive:
 
     def close(self) -> None:
         self._close_file()
-        self._digests.close()
+        self.digests.close()
 
 
 def read_response(location: Location) -> tuple[str, str, bytes]:

@@ -1,0 +1,138 @@
+"""WACZ 1.1.1 packages of a crawl's WARC files, made by py-wacz (``scrapy wacz``, ``WACZ_ON_CLOSE``).
+
+A WACZ is a zip that replay tools (pywb, ReplayWeb.page) open directly: the WARC files
+under ``archive/``, a CDXJ index of every record (``indexes/index.cdx.gz`` with its
+``index.idx``, written by cdxj-indexer), the pages list ``pages/pages.jsonl`` and a
+``datapackage.json`` with each file's sha256, digested in turn by
+``datapackage-digest.json``. py-wacz writes all of it; this module chooses the inputs:
+
+* every ``*.warc.gz`` in the directories the store's pages were archived in, and in those
+  the digest index points into, so a revisit record of a later crawl finds the earlier
+  crawl's capture it points to in the same package;
+* the pages: each stored HTML page with an archived capture (URL and title), in the
+  store's order of fetching.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import os
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from twisted.internet.threads import deferToThread
+
+from . import beside_store, parse_store_uri
+
+logger = logging.getLogger(__name__)
+
+
+class WaczError(Exception):
+    """The crawl could not be packaged: no store, no archive, or py-wacz refused."""
+
+
+@dataclass(frozen=True)
+class WaczPackage:
+    path: str
+    warc_files: int
+    pages: int
+    bytes: int
+
+
+def default_wacz_path(store_path: str) -> str:
+    """``data/crawl.db`` -> ``data/crawl.wacz``."""
+    return os.path.splitext(store_path)[0] + ".wacz"
+
+
+def archived_pages(store_path: str) -> tuple[list[str], list[dict]]:
+    """(WARC files, pages list entries) of the crawl in the store at ``store_path``."""
+    if not os.path.exists(store_path):
+        raise WaczError(f"no crawl store at {store_path}")
+    with contextlib.closing(sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)) as conn:
+        rows = conn.execute("""SELECT COALESCE(final_url, url), title, warc_file FROM pages
+                               WHERE warc_file IS NOT NULL AND status BETWEEN 200 AND 299
+                               ORDER BY fetched_at""").fetchall()
+    files = {f for _, _, f in rows}
+    digests = beside_store(store_path, "digests")
+    if os.path.exists(digests):  # the first captures that revisit records point at, from earlier crawls too
+        with contextlib.closing(sqlite3.connect(f"file:{digests}?mode=ro", uri=True)) as conn:
+            files.update(f for (f,) in conn.execute("SELECT DISTINCT warc_file FROM digests") if f)
+    directories = {os.path.dirname(os.path.abspath(f)) for f in files}
+    warcs = sorted(os.path.join(d, name) for d in directories if os.path.isdir(d)
+                   for name in os.listdir(d) if name.endswith((".warc.gz", ".warc")))
+    if not warcs:
+        raise WaczError(f"the crawl in {store_path} archived nothing (is WARC_ENABLED off?)")
+    pages, seen = [], set()
+    for url, title, _ in rows:
+        if url not in seen:
+            seen.add(url)
+            pages.append({"url": url, "title": title or url})
+    return warcs, pages
+
+
+def write_wacz(store_path: str, out: str | None = None, title: str | None = None) -> WaczPackage:
+    """Package the crawl in the store at ``store_path`` as the WACZ file ``out`` (default
+    beside the store), written whole and then renamed into place."""
+    from wacz.main import main as wacz_main
+
+    warcs, pages = archived_pages(store_path)
+    out = out or default_wacz_path(store_path)
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    title = title or f"crawlproj crawl {os.path.basename(os.path.splitext(store_path)[0])}"
+    with tempfile.TemporaryDirectory(prefix="wacz-", dir=os.path.dirname(os.path.abspath(out))) as work:
+        pages_file = os.path.join(work, "pages.jsonl")
+        with open(pages_file, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps({"format": "json-pages-1.0", "id": "pages", "title": "Pages"}) + "\n")
+            for page in pages:
+                fh.write(json.dumps(page, ensure_ascii=False) + "\n")
+        partial = os.path.join(work, "crawl.wacz")
+        said = io.StringIO()  # py-wacz narrates on stdout; kept for the error message
+        with contextlib.redirect_stdout(said):
+            code = wacz_main(["create", "-o", partial, "-p", pages_file, "--hash-type", "sha256",
+                              "--title", title, *warcs])
+        if code != 0 or not os.path.exists(partial):
+            raise WaczError(f"py-wacz could not package {store_path}: {said.getvalue().strip()[-500:]}")
+        os.replace(partial, out)
+    return WaczPackage(out, len(warcs), len(pages), os.path.getsize(out))
+
+
+class WaczOnClose:
+    """Packages the crawl as a WACZ when the spider closes (``WACZ_ON_CLOSE``), after the
+    item pipelines have closed the store and the WARC files; in a thread, since indexing
+    a large archive takes a while. ``WACZ_FILE`` names it (default: beside the store).
+    Stats: ``wacz/pages``, ``wacz/bytes``; a failure is logged and counted
+    (``wacz/failed``), and the crawl's own result stands."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        s = crawler.settings
+        if not s.getbool("WACZ_ON_CLOSE") or not s.getbool("WARC_ENABLED"):
+            raise NotConfigured
+        self.stats = crawler.stats
+        self.store_path = parse_store_uri(s.get("STORE_URI"))[1]
+        self.out = s.get("WACZ_FILE") or None
+        from scrapy import signals
+
+        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> WaczOnClose:
+        return cls(crawler)
+
+    def spider_closed(self, spider: object = None, reason: str = "") -> object:
+        return deferToThread(write_wacz, self.store_path, self.out).addCallbacks(self._written, self._failed)
+
+    def _written(self, package: WaczPackage) -> None:
+        self.stats.set_value("wacz/pages", package.pages)
+        self.stats.set_value("wacz/bytes", package.bytes)
+        logger.info("WACZ %s: %d pages, %d WARC files, %d bytes", package.path, package.pages,
+                    package.warc_files, package.bytes)
+
+    def _failed(self, failure) -> None:
+        self.stats.inc_value("wacz/failed")
+        logger.error("no WACZ written: %s", failure.getErrorMessage())
