@@ -20,6 +20,7 @@ from functools import cached_property
 from selectolax.lexbor import LexborHTMLParser
 
 from .budget import PageBudget
+from .language import declared_language
 from .robots_directives import parse_directives
 
 _SPACE = re.compile(r"\s+")
@@ -95,6 +96,17 @@ class ParsedPage:
         node = self.tree.css_first("title")
         text = clean(node.text(deep=True)) if node is not None else ""
         return text or None
+
+    @cached_property
+    def declared_language(self) -> str | None:
+        """The language the markup declares: ``<html lang>`` (or ``xml:lang``), else
+        ``<meta http-equiv=Content-Language>``; the primary subtag, lower case
+        (:func:`~crawlproj.content.language.declared_language`)."""
+        root = self.tree.css_first("html")
+        html_lang = (root.attributes.get("lang") or root.attributes.get("xml:lang")) if root is not None else None
+        meta_lang = next((m.attributes.get("content") for m in self.tree.css("meta[http-equiv]")
+                          if (m.attributes.get("http-equiv") or "").strip().lower() == "content-language"), None)
+        return declared_language(html_lang, meta_lang, None)
 
     @cached_property
     def base_href(self) -> str | None:

@@ -2,7 +2,8 @@
 
 * host-level PageRank (damping 0.85) over the host link graph, by power iteration on a
   sparse matrix; dangling hosts spread their rank evenly;
-* pages by TLD, by language (langid on the archived main text, kana meaning Japanese) and by
+* pages by TLD, by language (:mod:`.language`: declared when the text agrees, else langid on
+  the archived main text, else the site's) and by
   server location (:func:`crawlproj.geo.locate`: the country of a public address from an
   offline table; loopback and private addresses are "local");
 * statuses and fetch errors by kind; internal against external links per site; static
@@ -18,7 +19,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -27,6 +27,7 @@ import numpy as np
 from scipy import sparse
 
 from ..geo import locate
+from ..content.language import Language, declared_language, page_language, settle
 from ..store.sqlite import SqliteStore
 from .. import defaults as settings_defaults
 from ..store import beside_store
@@ -70,44 +71,65 @@ def tld_of(host: str) -> str:
     return labels[-1] if len(labels) > 1 and not host.replace(".", "").isdigit() else "(address)"
 
 
-_KANA = re.compile(r"[\u3040-\u30ff]")
-
-
-def language_of(text: str | None) -> str:
-    """langid's answer, except that any kana makes it Japanese (kanji alone reads as Chinese
-    to langid, and Chinese is never written with kana)."""
-    if not text or not text.strip():
-        return "unknown"
-    if _KANA.search(text):
-        return "ja"
-    import langid
-
-    return langid.classify(text)[0]
-
-
-def page_text(warc_file: str | None, warc_offset: int | None, charset: str | None) -> str | None:
-    """The page's main text from its WARC capture (None when it was not archived)."""
+def page_capture(warc_file: str | None, warc_offset: int | None, charset: str | None
+                 ) -> tuple[str, str | None] | None:
+    """(main text, declared language) of the page's WARC capture: None when it was not
+    archived, or is a revisit record (a duplicate, whose language is its original's). The
+    declared language is read here for stores older than the pages table's ``language``."""
     if not warc_file or warc_offset is None or not os.path.exists(warc_file):
         return None
+    from warcio.archiveiterator import ArchiveIterator
+
     from ..content.main_text import main_text
-    from ..store.warc import Location, read_response
+    from ..content.page import ParsedPage
 
-    kind, _, body = read_response(Location(warc_file, warc_offset))
-    return main_text(body, charset)[:3000] if kind == "response" and body else None
+    with open(warc_file, "rb") as fh:
+        fh.seek(warc_offset)
+        record = next(iter(ArchiveIterator(fh)))
+        if record.rec_type != "response":
+            return None
+        header = record.http_headers.get_header("Content-Language") if record.http_headers else None
+        body = record.content_stream().read()
+    if not body:
+        return None
+    markup = ParsedPage(body[:65536].decode(charset or "utf-8", "replace")).declared_language  # it is at the start
+    return main_text(body, charset)[:3000], markup or declared_language(None, None, header)
 
 
-def languages(q, tick: Callable[[int], object] | None = None) -> dict[str, str]:
-    """url -> language, from the archived main text (a duplicate takes its canonical page's).
-    Reading every page back from the archive is the report's long step: ``tick(1)`` per page."""
-    lang = {}
-    for url, title, f, o, c in q("SELECT url, title, warc_file, warc_offset, charset FROM pages"):
-        lang[url] = language_of(page_text(f, o, c) or title)
+def languages(q, tick: Callable[[int], object] | None = None) -> dict[str, Language]:
+    """url -> :class:`~crawlproj.content.language.Language` (:func:`~crawlproj.content.language.page_language`
+    on the archived page, then :func:`~crawlproj.content.language.settle`). A duplicate, not
+    archived, takes the language it declares (checked against the text it shares with its
+    canonical page), else its canonical page's. Reading every page
+    back from the archive is the report's long step: ``tick(1)`` per page."""
+    duplicates = {url: (canonical, kind) for url, canonical, kind in q("SELECT url, canonical, kind FROM duplicates")}
+    canonicals = {canonical for canonical, _ in duplicates.values()}
+    pages, declared, texts = {}, {}, {}
+    for url, host, title, f, o, c, language in q(
+            "SELECT url, host, title, warc_file, warc_offset, charset, language FROM pages"):
+        capture = page_capture(f, o, c)
+        text, markup = capture if capture else (title or "", None)
+        declared[url] = language or markup
+        pages[url] = (host, page_language(text, declared[url]))
+        if url in canonicals:  # a duplicate's declaration is checked against this text
+            texts[url] = text
         if tick is not None:
             tick(1)
-    for url, canonical in q("SELECT url, canonical FROM duplicates"):
-        if canonical in lang:
-            lang[url] = lang[canonical]
+    lang = settle(pages)
+    for url, (canonical, kind) in duplicates.items():
+        if canonical not in lang:
+            continue
+        # A duplicate's declaration is checked against its canonical page's main text: fully
+        # for an exact duplicate, which has that text; a near duplicate's differs, perhaps
+        # in just the translated part, so there only another script overrules it.
+        own = page_language(texts.get(canonical, ""), declared.get(url), own_text=kind == "exact")
+        lang[url] = own if own.how == "declared" else lang[canonical]
     return lang
+
+
+def _language_figures(lang: dict[str, Language]) -> dict:
+    return {"by_language": dict(Counter(x.code for x in lang.values()).most_common()),
+            "language_by": dict(Counter(x.how for x in lang.values()).most_common())}
 
 
 def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int = 20,
@@ -138,7 +160,7 @@ def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int
         "pagerank_top": sorted(rank.items(), key=lambda kv: (-kv[1], kv[0]))[:top],
         "pagerank": rank,
         "by_tld": dict(Counter(tld_of(h) for _, h, _, _ in pages).most_common()),
-        "by_language": dict(Counter(languages(q, tick).values()).most_common()),
+        **_language_figures(languages(q, tick)),
         "by_location": dict(Counter(where[h] for _, h, _, _ in pages).most_common()),
         "servers_by_location": dict(Counter(where[h] for h in page_hosts if h in hosts)),
         "by_status": dict(statuses.most_common()),

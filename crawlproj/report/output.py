@@ -42,7 +42,8 @@ def _figures(result: dict) -> list[tuple[str, str]]:
     figures = [
         ("Host PageRank (top)", _bar(dict(result["pagerank_top"]), "Host PageRank, damping 0.85")),
         ("Pages by TLD", _bar(result["by_tld"], "Pages by TLD")),
-        ("Pages by language", _bar(result["by_language"], "Pages by language (langid)")),
+        ("Pages by language", _bar(result["by_language"], "Pages by language: " + ", ".join(
+            f"{n} {how}" for how, n in result.get("language_by", {}).items()))),
         ("Pages by server location", _bar(result["by_location"], "Pages by server location")),
         ("Statuses", _bar(result["by_status"], "Pages by HTTP status")),
     ]
@@ -85,6 +86,7 @@ def write_report(result: dict, out: str | Path) -> dict[str, str]:
         "pagerank": (sorted(result["pagerank"].items(), key=lambda kv: -kv[1]), ("host", "pagerank")),
         "by_tld": (list(result["by_tld"].items()), ("tld", "pages")),
         "by_language": (list(result["by_language"].items()), ("language", "pages")),
+        "language_by": (list(result.get("language_by", {}).items()), ("decided by", "pages")),
         "by_location": (list(result["by_location"].items()), ("location", "pages")),
         "by_status": (list(result["by_status"].items()), ("status", "pages")),
         "errors_by_kind": (list(result["errors_by_kind"].items()), ("kind", "errors")),

@@ -38,6 +38,14 @@ SITES = (
 #: Small packages the test suite reads real pages from (``scripts/system-deps.sh`` installs them).
 TEST_SITES = (SITES[0], SITES[4])
 
+#: Sites in five languages that declare them (<html lang>), Sphinx-built, for the report's
+#: language figures; Debian Reference (DocBook, languages not declared) adds undeclared pages
+#: in Japanese. ``scripts/system-deps.sh`` installs them.
+LANGUAGE_SITES = tuple(
+    DocSite(f"devref-{lang}.docs.test", f"developers-reference-{lang}", f"/usr/share/doc/developers-reference-{lang}/docs")
+    for lang in ("de", "fr", "it", "ja", "ru")
+) + (DocSite("debref.docs.test", "debian-reference-ja", "/usr/share/debian-reference", "/index.ja.html"),)
+
 #: Every site is a subdomain of this: a crawl of them must keep to it (ALLOWED_DOMAINS), since
 #: the pages link to the real web.
 DOMAIN = "docs.test"

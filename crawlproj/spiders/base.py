@@ -15,6 +15,7 @@ from twisted.python.failure import Failure
 
 from .. import signals as crawl_signals
 from ..content.extract import ExtractedLink, is_html, iter_links, page_budget, parsed_page
+from ..content.language import declared_language
 from ..content.offload import PageWorkers, StageTimeout
 from ..content.robots_directives import header_directives
 from ..content.sitemaps import read_sitemap
@@ -155,7 +156,7 @@ class CrawlSpiderBase(scrapy.Spider):
                                        self.robots_agent, now)
         if directives:
             self.count("robots_header")
-        title = None
+        title = language = None
         turns = TurnTaker()  # a page of thousands of links must not hold the reactor
         html_page = isinstance(response, TextResponse) and is_html(response.headers.get(b"Content-Type"))
         if html_page and 200 <= response.status < 300:
@@ -165,6 +166,7 @@ class CrawlSpiderBase(scrapy.Spider):
                     self.count(f"over_budget/{page.over_budget}")
                 directives |= page.robots_directives(self.robots_agent, now)
                 title = page.title
+                language = page.declared_language
                 for found in iter_links(page, response.url, self.link_canonical):
                     await turns.maybe()
                     if isinstance(found, InvalidURL):
@@ -213,6 +215,8 @@ class CrawlSpiderBase(scrapy.Spider):
                 bytes=len(response.body),
                 content_hash=hashlib.sha256(response.body).hexdigest(),
                 title=title,
+                language=language or declared_language(
+                    None, None, (response.headers.get(b"Content-Language") or b"").decode("latin-1")),
                 depth=depth,
                 ip=str(response.ip_address) if response.ip_address else None,
                 links=page_links,

@@ -26,8 +26,11 @@ def merge_shards(out: str, shards: list[str], tick: Callable[[int], object] | No
         try:
             if not conn.execute("SELECT 1 FROM shard.sqlite_master WHERE name = 'pages'").fetchone():
                 raise ValueError(f"{shard} is not a crawl store (it has no pages table)")
+            # A shard from an older version lacks the newer columns: NULL there.
+            present = {row[1] for row in conn.execute("PRAGMA shard.table_info(pages)")}
+            selected = ", ".join(c if c in present else "NULL" for c in PAGE_COLUMNS)
             conn.execute("BEGIN")
-            conn.execute(f"""INSERT INTO pages ({columns}) SELECT {columns} FROM shard.pages WHERE true
+            conn.execute(f"""INSERT INTO pages ({columns}) SELECT {selected} FROM shard.pages WHERE true
                              ON CONFLICT(url) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in PAGE_COLUMNS[1:])}
                              WHERE excluded.fetched_at > pages.fetched_at""")
             conn.execute("INSERT OR IGNORE INTO links SELECT * FROM shard.links")

@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS pages (
     depth INTEGER,               -- hops from the seed
     warc_file TEXT,              -- the WARC file holding the capture (NULL: not archived)
     warc_offset INTEGER,         -- where its record starts in that file
-    rendered INTEGER DEFAULT 0   -- 1: the body is the DOM after scripts ran in the browser
+    rendered INTEGER DEFAULT 0,  -- 1: the body is the DOM after scripts ran in the browser
+    language TEXT                -- the language the page declares (<html lang>, ...), primary subtag
 );
 CREATE INDEX IF NOT EXISTS pages_host ON pages(host);
 CREATE TABLE IF NOT EXISTS links (
@@ -108,7 +109,8 @@ CREATE VIEW IF NOT EXISTS host_links AS
 
 
 PAGE_COLUMNS = ("url", "final_url", "host", "status", "content_type", "charset", "fetched_at", "fetch_duration",
-                "bytes", "content_hash", "title", "text_length", "depth", "warc_file", "warc_offset", "rendered")
+                "bytes", "content_hash", "title", "text_length", "depth", "warc_file", "warc_offset", "rendered",
+                "language")
 
 
 def connect(path: str) -> sqlite3.Connection:
@@ -145,7 +147,8 @@ class SqliteStore:
         self.conn = connect(path)
         self.conn.executescript(SCHEMA)
         columns = {row[1] for row in self.conn.execute("PRAGMA table_info(pages)")}
-        for column, kind in (("warc_file", "TEXT"), ("warc_offset", "INTEGER"), ("rendered", "INTEGER DEFAULT 0")):  # databases from older versions
+        for column, kind in (("warc_file", "TEXT"), ("warc_offset", "INTEGER"), ("rendered", "INTEGER DEFAULT 0"),
+                             ("language", "TEXT")):  # databases from older versions
             if column not in columns:
                 self.conn.execute(f"ALTER TABLE pages ADD COLUMN {column} {kind}")
         self._pages: list[PageItem] = []
