@@ -519,6 +519,23 @@ DASHBOARD_MAX_HOSTS: number(int, 1) = 100
 DASHBOARD_URL_FILE: text = ""
 #: Publish each worker's snapshot to REDIS_URL and show every worker (the distributed profile's choice).
 DASHBOARD_REDIS: boolean = False
+#: Keep requests that ran out of retries on a transient failure (DEADLETTERS_KINDS) in the
+#: dead-letter queue, for `scrapy deadletters retry` (crawlproj.store.deadletters).
+DEADLETTERS_ENABLED: boolean = True
+#: The failures that qualify: error kinds, and http_<status> for RETRY_HTTP_CODES answers.
+DEADLETTERS_KINDS: string_list = ["dns", "timeout", "connection_refused", "connection_lost", "receive", "http_500",
+                                  "http_502", "http_503", "http_504", "http_522", "http_524", "http_408", "http_429"]
+#: Where they are kept: SQLite beside the store, or crawlproj.store.deadletters.RedisDeadLetters
+#: (the distributed profile's choice). Built by its from_settings.
+DEADLETTERS_CLASS: class_path = "crawlproj.store.deadletters.SqliteDeadLetters"
+#: The SQLite file; empty: beside the store (data/crawl.db -> data/crawl.deadletters.db).
+DEADLETTERS_DB: text = ""
+#: A running crawl looks for entries marked for retry this often, and sends this many at a time.
+DEADLETTERS_POLL_SECONDS: number(float, 0.1) = 5.0
+DEADLETTERS_RETRY_BATCH: number(int, 1) = 1000
+#: Seconds of history the completion estimate reads its fetch and discovery rates from
+#: (crawlproj.frontier.completion; shown on the dashboard and in /metrics).
+ESTIMATE_WINDOW: number(float, 1) = 30.0
 
 #: Freeze the start-up heap out of the garbage collector's way once the engine starts, and use
 #: GC_THRESHOLDS (generation 0, 1, 2): fewer, shorter collection pauses (crawlproj.gc_tuning).
@@ -533,7 +550,8 @@ WARN_ON_GENERATOR_RETURN_VALUE: boolean = False
 
 #: If set, write the final crawl stats as JSON to this path.
 STATS_FILE: text = ""
-#: Stats file, gc tuning, stall monitor, the refresher, Redis seeds, the dashboard and the WACZ at close.
+#: Stats file, gc tuning, stall monitor, the refresher, Redis seeds, the dashboard, the WACZ at close
+#: and the dead-letter queue.
 EXTENSIONS: components = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.gc_tuning.GcTuning": 0, "crawlproj.stalls.StallMonitor": 0, "crawlproj.revisit.refresher.Refresher": 100,
               "crawlproj.distributed.seeds.RedisSeeds": 200, "crawlproj.dashboard.extension.Dashboard": 300,
-              "crawlproj.store.wacz.WaczOnClose": 400}
+              "crawlproj.store.wacz.WaczOnClose": 400, "crawlproj.store.deadletters.DeadLetterQueue": 500}

@@ -68,3 +68,9 @@ ai_signals = object()
 #: :data:`robots_fetched`). Arguments: ``host``, ``duration`` (seconds, or None). The frontier rests
 #: the host after it as after robots.txt.
 side_fetched = object()
+
+#: A request ran out of retries (a transient failure every time: a timeout, a refused
+#: connection, a 503 after RETRY_TIMES retries). Arguments: ``url`` (canonical), ``host``,
+#: ``kind`` (the error kind, or ``http_<status>``), ``attempts``, ``error`` (the last one) and
+#: ``depth``. The dead-letter queue keeps it (:mod:`crawlproj.store.deadletters`).
+retries_exhausted = object()

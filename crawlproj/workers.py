@@ -23,7 +23,7 @@ from pathlib import Path
 
 from scrapy.settings import BaseSettings
 
-from .store import parse_store_uri
+from .store import beside_store, parse_store_uri
 from .store.archive import warc_directory
 from .store.merge import merge_shards
 
@@ -58,6 +58,10 @@ def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict
         # Every worker's WARC files in the crawl's one WARC directory, named after the worker.
         "WARC_DIR": os.path.abspath(warc_directory(settings)),
         "WARC_PREFIX": f"{settings.get('WARC_PREFIX')}-{worker}",
+        # One dead-letter queue beside the crawl's store, where `scrapy deadletters` looks (the
+        # local redis-server stops with the crawl).
+        "DEADLETTERS_CLASS": "crawlproj.store.deadletters.SqliteDeadLetters",
+        "DEADLETTERS_DB": os.path.abspath(settings.get("DEADLETTERS_DB") or beside_store(store, "deadletters")),
     }
 
 

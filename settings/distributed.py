@@ -12,4 +12,5 @@ STORE_URI = "sqlite:///data/distributed/{worker}/crawl.db"
 WARC_PREFIX = "crawlproj-{worker}"
 NEAR_DUPLICATES_INDEX_CLASS = "crawlproj.distributed.near_duplicates.RedisNearDuplicateIndex"
 REVISIT_QUEUE_CLASS = "crawlproj.distributed.revisit_queue.RedisRevisitQueue"
+DEADLETTERS_CLASS = "crawlproj.store.deadletters.RedisDeadLetters"
 DASHBOARD_REDIS = True

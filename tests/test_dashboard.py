@@ -14,7 +14,7 @@ import pytest
 
 from crawlproj.dashboard.board import HostBoard, RateSeries, errors_by_kind, robots_state, snapshot
 from crawlproj.rendering.browser import find_chromium
-from crawlproj.sandbox.harness import PROJECT_DIR, crawl_command
+from crawlproj.sandbox.harness import PROJECT_DIR, crawl_command, dashboard_urls
 
 ARTIFACTS = Path(os.environ.get("CRAWLPROJ_ARTIFACTS", Path(__file__).parent / "artifacts"))
 OPERATOR, VIEWER = "operator-token-0123456789", "viewer-token-0123456789"
@@ -67,16 +67,6 @@ def _get(url: str, method: str = "GET") -> tuple[int, bytes]:
         return exc.code, exc.read()
 
 
-def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 60) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and path.stat().st_size:
-            return json.loads(path.read_text())
-        assert proc.poll() is None, proc.stderr.read()[-3000:]
-        time.sleep(0.1)
-    raise AssertionError("the dashboard never said where it listens")
-
-
 def test_dashboard_in_headless_chromium_during_a_crawl(sandbox_factory, tmp_path):
     from playwright.sync_api import sync_playwright
 
@@ -91,7 +81,7 @@ def test_dashboard_in_headless_chromium_during_a_crawl(sandbox_factory, tmp_path
     proc = subprocess.Popen(crawl_command("web", {"seeds": sandbox.seeds_file}, settings), cwd=PROJECT_DIR,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        urls = _wait_for(url_file, proc)
+        urls = dashboard_urls(url_file, proc)
         base = f"http://127.0.0.1:{urls['port']}/"
         assert urls["operator"] == f"{base}?token={OPERATOR}"
         # Nothing without a token; the read-only token cannot control the crawl.

@@ -178,4 +178,40 @@ def snapshot(stats: dict, series: RateSeries, board: HostBoard, hosts: list[str]
         "hosts": board.rows(hosts, now, described),
         "hosts_total": len(board.hosts),
         "locations": board.locations(),
+        **operations(stats, extra.get("time")),
+    }
+
+
+def operations(stats: dict, wall: float | None) -> dict:
+    """What an operator's monitoring reads (and /metrics serves): bytes, responses by status
+    class, hosts by the interval rule in force, the store's commit lag, dead letters and the
+    completion estimate (:mod:`crawlproj.frontier.completion`)."""
+    g = stats.get
+    statuses: dict[str, int] = {}
+    for name, value in stats.items():
+        if name.startswith("downloader/response_status_count/") and isinstance(value, (int, float)):
+            klass = name.rsplit("/", 1)[1][:1] + "xx"
+            statuses[klass] = statuses.get(klass, 0) + int(value)
+    last_commit = g("store/last_commit_at")
+    estimate = None
+    if g("frontier/estimate_seconds") is not None:
+        estimate = {"seconds": g("frontier/estimate_seconds"), "low": g("frontier/estimate_low_seconds"),
+                    "high": g("frontier/estimate_high_seconds"), "bound": g("frontier/estimate_bound"),
+                    "tail_host": g("frontier/estimate_tail_host"), "growing": g("frontier/estimate_growing"),
+                    "fetch_rate": g("frontier/estimate_fetch_rate"), "discovery": g("frontier/estimate_discovery"),
+                    "unknown": g("frontier/estimate_unknown"), "tail_seconds": g("frontier/estimate_tail_seconds"),
+                    # the counters it reads, for whoever wants to check it
+                    "fetched": g("frontier/dequeued", 0), "new_urls": g("frontier/enqueued", 0),
+                    "known_links": g("frontier/links_known", 0) + g("crawlproj/links_seen", 0)}
+    return {
+        "bytes": g("downloader/response_bytes", 0),
+        "statuses": dict(sorted(statuses.items())),
+        "hosts_by_rule": {name.rsplit("/", 1)[1]: value for name, value in stats.items()
+                          if name.startswith("frontier/hosts_by_rule/")},
+        # The commit lag: how long rows have waited, since the last commit, while any wait.
+        "store": {"commits": g("store/commits", 0), "pending": g("store/pending", 0),
+                  "commit_lag_s": round(max(0.0, wall - last_commit), 3) if wall and last_commit and g(
+                      "store/pending") else 0.0},
+        "deadletters": g("deadletters/kept", 0),
+        "estimate": estimate,
     }

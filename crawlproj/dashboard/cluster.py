@@ -15,7 +15,25 @@ import redis
 
 logger = logging.getLogger(__name__)
 
-SUMMARY_FIELDS = ("worker", "time", "pages", "pages_per_s", "frontier", "hosts_total", "paused", "finished")
+SUMMARY_FIELDS = ("worker", "time", "pages", "pages_per_s", "frontier", "hosts_total", "paused", "finished",
+                  # and what /metrics serves (crawlproj.dashboard.metrics)
+                  "items", "bytes", "statuses", "errors", "hosts_by_rule", "near_duplicates", "revisit", "renders",
+                  "store", "deadletters", "estimate")
+#: Summed over the workers: numbers, and dicts of numbers (frontier sizes, by kind, by status class, ...).
+_SUMMED = ("frontier", "items", "bytes", "statuses", "errors", "hosts_by_rule", "near_duplicates", "revisit", "renders",
+           "store", "deadletters")
+
+
+def _sum(values: list) -> object:
+    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if numbers:
+        return sum(numbers)
+    out: dict = {}
+    for value in values:
+        for k, v in (value or {}).items() if isinstance(value, dict) else ():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                out[k] = out.get(k, 0) + v
+    return out
 
 
 def key_prefix(redis_prefix: str) -> str:
@@ -42,18 +60,23 @@ def read_workers(client: redis.Redis, prefix: str, now: float) -> list[dict] | N
 
 
 def aggregate(workers: list[dict], now: float, started: float, series: list) -> dict:
-    """The whole crawl from its workers' summaries: sums of pages, rates and frontier sizes."""
-    frontier: dict[str, float] = {}
-    for w in workers:
-        for k, v in (w.get("frontier") or {}).items():
-            frontier[k] = frontier.get(k, 0) + (v or 0)
+    """The whole crawl from its workers' summaries: sums of pages, rates, frontier sizes and the
+    figures /metrics serves; the latest completion estimate."""
+    summed = {name: _sum([w.get(name) for w in workers]) for name in _SUMMED}
+    for part, numerator, denominator in (("near_duplicates", "duplicates", "checked"),
+                                         ("revisit", "changed", "requests")):
+        figures = summed[part]  # a sum of rates is no rate: the whole crawl's, from its sums
+        rate = "rate" if part == "near_duplicates" else "change_rate"
+        figures[rate] = round(figures[numerator] / figures[denominator], 4) if figures.get(denominator) else None
     return {
         "spider": "(all workers)", "worker": f"{len(workers)} workers", "time": now,
         "uptime": round(now - started, 1), "paused": False, "finished": False,
         "pages": sum(w.get("pages") or 0 for w in workers),
         "pages_per_s": round(sum(w.get("pages_per_s") or 0 for w in workers), 3),
-        "series": series, "errors": {}, "frontier": frontier,
-        "near_duplicates": {}, "revisit": {}, "renders": {}, "ordering": {},
+        "series": series, "ordering": {},
         "hosts": [], "hosts_total": sum(w.get("hosts_total") or 0 for w in workers), "locations": {},
         "workers": workers,
+        **summed,
+        # The crawl ends when its last worker does.
+        "estimate": max((w["estimate"] for w in workers if w.get("estimate")), key=lambda e: e["seconds"], default=None),
     }

@@ -16,6 +16,7 @@ from twisted.internet import task
 
 from .. import signals as crawl_signals
 from ..distributed import connection
+from ..urls import InvalidURL, canonicalize
 from . import cluster
 from .board import HostBoard, RateSeries, snapshot
 from .server import DashboardResource, listen, tokens_from_settings
@@ -56,7 +57,7 @@ class Dashboard:
             self.redis_key = cluster.key_prefix(s.get("REDIS_PREFIX"))
         self.board = HostBoard()
         self.series = RateSeries.ten_minutes(self.interval)
-        self.resource = DashboardResource(*self.tokens, control=self.control)
+        self.resource = DashboardResource(*self.tokens, control=self.control, seed=self.seed)
         self.started = time.monotonic()
         self.finished = False
         self._port: Any = None
@@ -130,6 +131,30 @@ class Dashboard:
         return cluster.read_workers(self.redis, self.redis_key, view["time"])
 
     # -- the operator's controls -------------------------------------------------
+    def seed(self, urls: list[str]) -> dict:
+        """Add ``urls`` to the running crawl (``scrapy seed --dashboard``): each goes through
+        canonicalisation, the spider's scope, the URL-seen filter, robots.txt and the frontier
+        like a link found on a page. Returns what was added and what was refused, and why."""
+        spider, engine = self.crawler.spider, self.crawler.engine
+        if spider is None or engine is None or self.finished:
+            raise ValueError("the crawl is not running")
+        added, refused = [], {}
+        for raw in urls:
+            try:
+                url = canonicalize(raw)
+            except InvalidURL as exc:
+                refused[raw] = exc.reason
+                continue
+            reason = spider.scope.refuses(url) if getattr(spider, "scope", None) is not None else None
+            if reason:
+                refused[raw] = f"out of scope ({reason})"
+                continue
+            engine.crawl(spider.request(url, meta={"depth": 0}))
+            added.append(url)
+        self.stats.inc_value("dashboard/seeded", len(added))
+        logger.info("dashboard: the operator added %d URLs (%d refused)", len(added), len(refused))
+        return {"added": len(added), "refused": refused}
+
     def control(self, action: str) -> str:
         engine = self.crawler.engine
         if engine is None:

@@ -77,7 +77,11 @@ function show(s) {
   const f = s.frontier;
   fillTable('frontier', [['queued', f.queued], ['in memory', f.memory], ['on disk', f.disk], ['front tier', f.front],
     ['back tier', f.back], ['spill bytes', f.spill_bytes], ['active hosts', f.active_hosts],
-    ['due hosts', f.due_hosts], ['in flight', f.in_flight]], [0, 1]);
+    ['due hosts', f.due_hosts], ['in flight', f.in_flight],
+    ['finishes in s (range)', s.estimate ? Math.round(s.estimate.seconds) + ' (' + Math.round(s.estimate.low) + '-' +
+      Math.round(s.estimate.high) + ', ' + s.estimate.bound + (s.estimate.growing ? ', still growing' : '') + ')'
+      : 'not yet known'],
+    ['dead letters', s.deadletters || 0], ['store commit lag s', s.store ? s.store.commit_lag_s : '']], [0, 1]);
   const d = s.near_duplicates, r = s.revisit, j = s.renders;
   fillTable('rates', [['near-duplicates checked', d.checked], ['near-duplicates found', d.duplicates],
     ['near-duplicate rate', d.rate], ['revisits', r.requests], ['revisits changed', r.changed],

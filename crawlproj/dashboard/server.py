@@ -3,8 +3,10 @@
 Routes (each needs ``?token=`` or ``Authorization: Bearer``):
 
 * ``/`` the page; ``/events`` Server-Sent Events, one ``snapshot`` event per tick;
-* ``/snapshot.json`` the latest snapshot;
-* ``POST /control`` with ``action=pause|resume|stop``: the operator token only.
+* ``/snapshot.json`` the latest snapshot; ``/metrics`` the same in Prometheus's text format
+  (:mod:`.metrics`);
+* ``POST /control`` with ``action=pause|resume|stop``: the operator token only;
+* ``POST /seed`` with URLs in the body, one a line: added to the running crawl (operator only).
 
 The operator token may control the crawl; the read-only token may only look.
 Any other token gets 401, a viewer's control request 403.
@@ -23,9 +25,13 @@ from typing import Any
 from twisted.internet import error
 from twisted.web import resource, server
 
+from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from .metrics import metrics_text
 from .page import render_page
 
 OPERATOR, VIEWER = "operator", "viewer"
+#: The most one POST /seed may carry (about 100,000 URLs).
+MAX_SEED_BYTES = 8 * 2**20
 logger = logging.getLogger(__name__)
 
 
@@ -66,10 +72,12 @@ class DashboardResource(resource.Resource):
 
     isLeaf = True
 
-    def __init__(self, operator_token: str, viewer_token: str, control: Callable[[str], str]) -> None:
+    def __init__(self, operator_token: str, viewer_token: str, control: Callable[[str], str],
+                 seed: Callable[[list[str]], dict] | None = None) -> None:
         super().__init__()
         self.tokens = ((operator_token, OPERATOR), (viewer_token, VIEWER))
         self.control = control
+        self.seed = seed
         self.latest: dict = {}
         self.streams: set[server.Request] = set()
 
@@ -92,13 +100,15 @@ class DashboardResource(resource.Resource):
             request.setHeader("content-type", "text/plain; charset=utf-8")
             return b"dashboard: a valid token is required (?token=...)\n"
         path, method = request.path.decode(), request.method.decode()
-        if path == "/control" and method == "POST":
+        if path in ("/control", "/seed") and method == "POST":
             if role != OPERATOR:
                 request.setResponseCode(403)
                 return b"read-only view: controls need the operator token\n"
-            action = (request.args.get(b"action") or [b""])[0].decode()
             request.setHeader("content-type", "application/json")
             try:
+                if path == "/seed":
+                    return json.dumps(self._seed(request)).encode()
+                action = (request.args.get(b"action") or [b""])[0].decode()
                 return json.dumps({"done": self.control(action)}).encode()
             except ValueError as exc:
                 request.setResponseCode(400)
@@ -112,6 +122,9 @@ class DashboardResource(resource.Resource):
         if path == "/snapshot.json":
             request.setHeader("content-type", "application/json")
             return json.dumps(self.latest).encode()
+        if path == "/metrics":  # Prometheus scrapes with the token as a Bearer header
+            request.setHeader("content-type", METRICS_CONTENT_TYPE)
+            return metrics_text(self.latest)
         if path == "/events":
             request.setHeader("content-type", "text/event-stream")
             request.write(b"retry: 2000\n\n")
@@ -122,6 +135,19 @@ class DashboardResource(resource.Resource):
             return server.NOT_DONE_YET
         request.setResponseCode(404)
         return b"not found\n"
+
+    def _seed(self, request: server.Request) -> dict:
+        """URLs to add, one a line in the body (UTF-8), at most :data:`MAX_SEED_BYTES` of them."""
+        if self.seed is None:
+            raise ValueError("this view cannot add URLs: send them to a crawl's own dashboard")
+        body = request.content.read(MAX_SEED_BYTES + 1) if request.content is not None else b""
+        if len(body) > MAX_SEED_BYTES:
+            raise ValueError(f"at most {MAX_SEED_BYTES} bytes of URLs at a time")
+        try:
+            lines = body.decode("utf-8").splitlines()
+        except UnicodeDecodeError:
+            raise ValueError("URLs must be UTF-8 text, one a line") from None
+        return self.seed([line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")])
 
     @staticmethod
     def _event(snapshot: dict) -> bytes:

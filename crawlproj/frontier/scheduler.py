@@ -25,6 +25,7 @@ from ..politeness.opt_out import OptOutGate, OptOutSource
 from ..politeness.waseda import host_politeness
 from ..traps import SiteCap
 from .entry import request_entry
+from .completion import CompletionEstimator
 from .figures import RuleCounts, frontier_figures, host_rows
 from .journal import FrontierJournal, Record, fingerprint
 from .outcomes import FetchOutcomes
@@ -68,6 +69,7 @@ class FrontierScheduler(BaseScheduler):
         self._promoting = self.prioritizer.dynamic and self.frontier.reprioritises
         self.waker = EngineWaker(crawler, self.clock)
         self.outcomes = FetchOutcomes(crawler, self.frontier, self.hosts, self.keys, self.clock, self.waker.at)
+        self.completion = CompletionEstimator(s.getfloat("ESTIMATE_WINDOW"))
         self._stats_loop = task.LoopingCall(self._update_stats)
         self.spider: Spider | None = None
 
@@ -144,6 +146,7 @@ class FrontierScheduler(BaseScheduler):
         fp = fingerprint(url_key(request)) if dynamic or self.journal is not None else 0
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
+            self.stats.inc_value("frontier/links_known")  # the completion estimate's novelty
             if dynamic:  # one more link to a URL that may still wait: its importance grows
                 self.prioritizer.admit(fp, request.url, host, request.meta, new=False)
                 better = self.prioritizer.promote(fp, request.url, host, request.meta) if self._promoting else None
@@ -293,7 +296,25 @@ class FrontierScheduler(BaseScheduler):
             self.stats.set_value("ordering/tracked", self.prioritizer.tracked())
             self.stats.set_value("ordering/promotions", self.prioritizer.promotions)
             self.ordering.save_if_due()
-        figures = frontier_figures(self.frontier, self.clock(), self.spill)
+        now = self.clock()
+        figures = frontier_figures(self.frontier, now, self.spill)
         figures.update(self._rule_counts.figures(self.hosts.rules.values()))
+        figures.update(self._completion_figures(now))
         for name, value in figures.items():
             self.stats.set_value(name, value)
+
+    def _completion_figures(self, now: float) -> dict:
+        """The completion estimate (:mod:`.completion`) from every active key's queue and rest."""
+        get = self.stats.get_value
+        fetched = get("frontier/dequeued", 0)
+        # Links to known URLs: those the spider dropped itself (the frontier's seen test) and those the filter did.
+        self.completion.observe(now, fetched, get("frontier/enqueued", 0),
+                                get("frontier/links_known", 0) + get("crawlproj/links_seen", 0))
+        keys = []
+        for key in list(self.frontier.back):
+            state = self.frontier.key_state(key, now)
+            interval = self.hosts.intervals.get(key)
+            keys.append((str(key), state["queued"], interval.seconds if interval else self.hosts.rest_after(key, 0.0),
+                         state["due_in"]))
+        estimate = self.completion.estimate(keys, len(self.frontier), len(self.frontier.in_flight), fetched)
+        return estimate.figures() if estimate is not None else {}

@@ -76,6 +76,11 @@ class SandboxProcess:
         with urllib.request.urlopen(request, timeout=30) as resp:
             return json.load(resp)["at"]
 
+    def set_down(self, host: int, down: bool = True) -> None:
+        """Take host ``host``'s pages down (each answers 503; robots.txt is still served) or bring them up."""
+        request = urllib.request.Request(self.base + f"down?host={host}&down={int(down)}", method="POST")
+        urllib.request.urlopen(request, timeout=30).close()
+
     def reset(self) -> None:
         urllib.request.urlopen(urllib.request.Request(self.base + "reset", method="POST"), timeout=30).close()
 
@@ -111,6 +116,20 @@ def crawl_command(spider: str, args: dict[str, str] | None = None, settings: dic
     for key, value in {"PROFILE": "sandbox", **(settings or {})}.items():
         cmd += ["-s", f"{key}={json.dumps(value) if isinstance(value, (dict, list)) else value}"]
     return cmd
+
+
+def dashboard_urls(url_file: str | os.PathLike, proc: subprocess.Popen, timeout: float = 60) -> dict:
+    """The URLs a crawl's dashboard wrote to its ``DASHBOARD_URL_FILE`` (waiting for them); a crawl
+    that exits first fails with its log."""
+    path = Path(url_file)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.stat().st_size:
+            return json.loads(path.read_text())
+        if proc.poll() is not None:
+            raise AssertionError(proc.stderr.read()[-3000:] if proc.stderr else f"the crawl exited ({proc.returncode})")
+        time.sleep(0.1)
+    raise AssertionError("the dashboard never said where it listens")
 
 
 def run_crawl(

@@ -50,6 +50,7 @@ class SandboxServer:
         self._bodies: dict[tuple[int, int], tuple[bytes, dict[str, str]]] = {}
         self.rng = random.Random(config.seed)  # session ids of the session trap
         self.robots_override: dict[int, str] = {}  # host -> robots.txt set through the control API
+        self.down: set[int] = set()  # hosts whose pages answer 503 until brought up again
         self.changes = (PageChanges(config.seed, config.change_min, config.change_max, config.time_scale,
                                     origin=time.time()) if config.change_max > 0 else None)
 
@@ -94,7 +95,7 @@ class SandboxServer:
                 if k is not None:
                     self.attempts[(host, request.path)] += 1
                     attempt = self.attempts[(host, request.path)]
-                    if self.web.should_fail(host, request.path, attempt):
+                    if host in self.down or self.web.should_fail(host, request.path, attempt):
                         status, body = 503, b"try again later\n"
                         if spec.retry_after > 0:
                             headers = {**headers, "Retry-After": str(int(spec.retry_after))}
@@ -247,10 +248,16 @@ class SandboxServer:
             # Replace one host's robots.txt mid-crawl (tests of the robots.txt TTL).
             self.robots_override[int(request.query["host"])] = request.query["text"]
             return web.json_response({"ok": True, "at": time.perf_counter()})  # on the record's clock
+        if what == "down" and request.method == "POST":
+            # Take one host's pages down (503 to every page, robots.txt still served), or up again.
+            host = int(request.query["host"])
+            (self.down.add if request.query.get("down", "1") == "1" else self.down.discard)(host)
+            return web.json_response({"ok": True, "down": sorted(self.down)})
         if what == "reset" and request.method == "POST":
             self.records.clear()
             self.attempts.clear()
             self.robots_override.clear()
+            self.down.clear()
             return web.json_response({"ok": True})
         return web.Response(status=404, text="unknown control endpoint\n")
 

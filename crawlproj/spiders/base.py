@@ -117,6 +117,16 @@ class CrawlSpiderBase(scrapy.Spider):
         self.page_budget = page_budget(s)
         self.link_canonical = LinkCanonicalizer(self.session_params, self.max_url_length)
         self._url_seen: Any = _UNASKED
+        self.retry_times = s.getint("RETRY_TIMES") if s.getbool("RETRY_ENABLED") else 0
+        self.retry_http_codes = {int(c) for c in s.getlist("RETRY_HTTP_CODES")}
+        self.deadletter_kinds = set(s.getlist("DEADLETTERS_KINDS"))
+
+    def exhausted(self, request: scrapy.Request, url: str, kind: str, error: str) -> None:
+        """Announce a request whose retries ran out on a transient failure (the dead-letter queue keeps it)."""
+        tried = request.meta.get("retry_times", 0)
+        if kind in self.deadletter_kinds and tried >= request.meta.get("max_retry_times", self.retry_times):
+            self.crawler.signals.send_catch_log(crawl_signals.retries_exhausted, url=url, host=host_of(url), kind=kind,
+                                                attempts=tried + 1, error=error, depth=request.meta.get("depth", 0))
 
     def start_sitemaps(self) -> list[scrapy.Request]:
         """Requests for the sitemaps ``-a sitemap=`` names."""
@@ -156,6 +166,8 @@ class CrawlSpiderBase(scrapy.Spider):
                                        self.robots_agent, now)
         if directives:
             self.count("robots_header")
+        if response.status in self.retry_http_codes:
+            self.exhausted(response.request, url, f"http_{response.status}", f"HTTP {response.status}")
         title = language = None
         turns = TurnTaker()  # a page of thousands of links must not hold the reactor
         html_page = isinstance(response, TextResponse) and is_html(response.headers.get(b"Content-Type"))
@@ -300,5 +312,6 @@ class CrawlSpiderBase(scrapy.Spider):
             yield Skipped(url, "ai_reserved")
             return
         self.count(f"fetch_errors/{kind}")
+        self.exhausted(request, url, kind, f"{type(failure.value).__name__}: {failure.value}")
         yield FetchError(url=url, host=host_of(url), kind=kind, message=str(failure.value)[:500],
                          depth=request.meta.get("depth", 0), at=time.time())

@@ -100,6 +100,8 @@ class StorePipeline:
         stats = self.crawler.stats
         if stats is not None:
             stats.set_value("store/commits", self.store.commits)
+            stats.set_value("store/last_commit_at", time.time())  # the commit lag monitoring reads
+            stats.set_value("store/pending", self.store.pending)
             stats.inc_value("store/urls_completed", len(urls))
         if urls:
             self.crawler.signals.send_catch_log(crawl_signals.pages_committed, urls=urls)
@@ -107,6 +109,8 @@ class StorePipeline:
     def _flush_kept(self) -> defer.Deferred | None:
         """The periodic flush: a failed write is logged and its rows kept for the next tick.
         While a batch is being written, nothing: the rows wait for the next batch."""
+        if self.crawler.stats is not None:
+            self.crawler.stats.set_value("store/pending", self.store.pending)
         if self._writing is not None:
             return None
         writing = self.flush()
