@@ -86,6 +86,13 @@ def test_kill_9_of_a_worker_loses_nothing_and_politeness_holds(redis_server, san
             whole = json.load(resp)
         assert {w["worker"] for w in whole["workers"]} == {"w1", "w2"}, whole
         assert whole["pages"] == sum(w["pages"] for w in whole["workers"]) > 0, whole
+        # Its /metrics: the whole crawl's, parsed by prometheus_client (both workers' responses add up).
+        from prometheus_client.parser import text_string_to_metric_families
+
+        with urllib.request.urlopen(snapshot_url.replace("/snapshot.json?", "/metrics?"), timeout=10) as resp:
+            samples = {s.name: s for f in text_string_to_metric_families(resp.read().decode()) for s in f.samples}
+        assert samples["crawlproj_workers"].value == 2 and samples["crawlproj_pages_total"].value > 0
+        assert "crawlproj_responses_total" in samples and "crawlproj_frontier_urls" in samples
         viewer.terminate()
         two.send_signal(signal.SIGKILL)  # mid-crawl: hosts leased, pages fetched and not yet stored
         two.wait()
