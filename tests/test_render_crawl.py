@@ -36,14 +36,17 @@ def test_javascript_pages_are_rendered_politely_and_static_pages_never(sandbox_f
     page_fetches = Counter((r.host, r.path) for r in records if r.path != "/robots.txt")
     # Static hosts: each page fetched exactly once (their pages load no script: nothing to sample).
     # JavaScript hosts: static-first until the host switches to direct rendering after
-    # RENDER_HOST_SWITCH shells, then one fetch a page.
+    # RENDER_HOST_SWITCH shells, then one fetch a page. A static-first page's render is handed
+    # the document its static fetch got: the server sees each page's document once.
     for (host, path), n in page_fetches.items():
         if host not in js_hosts:
             assert n == 1, (host, path, n)
     for host in js_hosts:
         documents = sum(n for (h, p), n in page_fetches.items() if h == host and not p.startswith(("/static/", "/api/")))
         stored = sum(1 for h, *_ in pages.values() if h == host)
-        assert stored <= documents <= stored + 2, (host, documents, stored)
+        assert documents == stored, (host, documents, stored)
+    # Every render but those of hosts rendered directly was handed its static document.
+    assert stats["render/documents_reused"] == stats["render/rendered"] - stats["render/rendered_by/host"] > 0
     rendered_hosts = {h for h, r, *_ in pages.values() if r}
     # The app's script went to the server once per host; every later render took it from the cache.
     assert all(page_fetches[(host, "/static/app.js")] == 1 for host in rendered_hosts)

@@ -85,6 +85,8 @@ class _Render:
         self.server_seconds = 0.0  # the longest sub-request: what the server spent on one fetch
         self.server_done: float | None = None  # when the last sub-request the server answered ended
         self.document: tuple[bytes, str] | None = None  # the raw main document (body, Content-Type)
+        # (URL, status, headers, body) of the document the static fetch already got, for the browser
+        self.given: tuple[str, int, list[tuple[str, str]], bytes] | None = None
         self.idle_timed_out = False
 
     def begin(self) -> None:
@@ -150,6 +152,9 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
       script is fetched once per crawl, then served from :class:`AssetCache`;
     * the DOM is read once the app has settled: no sub-request pending and no change to the
       DOM's nodes or text for ``RENDER_IDLE_SECONDS`` (within ``RENDER_IDLE_TIMEOUT``).
+
+    A page queued to be rendered after its static fetch brings that document along
+    (``render_static_document``): the browser is handed it rather than fetching it again.
 
     It records on the request: ``render_server_done`` (when the server's last sub-request
     ended: the host's rest runs from then, not from the end of the render),
@@ -236,6 +241,9 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
 
     async def _download_request_with_page(self, request: Request, page: Any, spider: Any) -> Response:
         render = _Render(urlsplit(request.url).hostname or "", self.idle_seconds, self.idle_timeout)
+        given = request.meta.pop("render_static_document", None)
+        if given is not None:
+            render.given = (request.url, *given)
         # Replace scrapy-playwright's route handler: every request of the page goes through ours.
         await page.unroute("**")
         await page.route("**", partial(self._route, render, page))
@@ -267,6 +275,18 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 await route.abort("blockedbyclient")
                 return
             main_document = browser_request.resource_type == "document" and browser_request.frame == page.main_frame
+            if main_document and render.given is not None and browser_request.url == render.given[0]:
+                # The document the static fetch already got: the server is not asked twice.
+                _, status, headers, body = render.given
+                render.given = None
+                content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
+                render.document = (body, content_type)
+                self.stats.inc_value("render/documents_reused")
+                joined: dict[str, str] = {}
+                for name, value in headers:
+                    joined[name] = f"{joined[name]}, {value}" if name in joined else value
+                await route.fulfill(status=status, headers=joined, body=body)
+                return
             cacheable = browser_request.resource_type == "script" and browser_request.method == "GET"
             response = self.assets.get(browser_request.url) if cacheable else None
             if response is not None:

@@ -23,9 +23,12 @@ logger = logging.getLogger(__name__)
 
 #: Request meta that belongs to one download, not to the page: a render starts afresh.
 _PER_DOWNLOAD_META = ("download_latency", "download_slot", "retry_times", "render_server_seconds", "render_server_done",
-                      "render_document", "playwright_page", "playwright_context")
+                      "render_document", "render_static_document", "playwright_page", "playwright_context")
 #: Static HTML larger than this is a real page, not an application shell.
 _SHELL_MAX_BYTES = 2 * 1024 * 1024
+#: A page queued to be rendered carries its static document up to this size (it waits in the
+#: frontier with it), so the render does not fetch it again; a larger one is fetched again.
+_DOCUMENT_REUSE_MAX_BYTES = 512 * 1024
 
 
 class RenderDecisionMiddleware:
@@ -119,6 +122,11 @@ class RenderDecisionMiddleware:
         # What the static page showed, for the comparison with its render.
         static = (verdict.links, self._main_chars(response.body, response.encoding))
         meta.update(playwright=True, render_reason=reason, render_static=static, render_judged=verdict.needs)
+        if len(response.body) <= _DOCUMENT_REUSE_MAX_BYTES:
+            # The browser is handed the document already fetched instead of asking the server again.
+            meta["render_static_document"] = (response.status, [
+                (k.decode("latin-1"), v.decode("latin-1")) for k, values in response.headers.items() for v in values
+                if k.lower() not in (b"content-encoding", b"content-length", b"transfer-encoding")], response.body)
         self.crawler.signals.send_catch_log(crawl_signals.render_queued)
         return request.replace(url=response.url, meta=meta, dont_filter=True)
 
