@@ -282,3 +282,38 @@ def test_the_grafana_dashboard_reads_only_metrics_that_exist():
     served = {f.name for f in text_string_to_metric_families(metrics_text(view).decode())}
     served |= {f"{name}_total" for name in served}  # counters are written with _total
     assert wanted and wanted <= served, wanted - served
+
+
+def test_dead_letters_marked_for_retry_go_again_in_the_running_crawl(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory("--hosts", "2", "--pages", "40", "--no-robots-mix", "--cross-host", "0")
+    web = sandbox.web
+    sandbox.set_down(1)
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(web.url(0, 0) + "\n" + "".join(web.url(1, k) + "\n" for k in range(4)))
+    db = tmp_path / "crawl.db"
+    settings = {"HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{db}", "MIN_INTERVAL": 0.3,
+                "RENDER_MODE": "never", "RETRY_TIMES": 1, "RETRY_BACKOFF_BASE": 0.05, "HOST_PARK_AFTER": 0,
+                "BACKOFF_DEFAULT": 0.1, "DEADLETTERS_POLL_SECONDS": 0.5, "DASHBOARD_ENABLED": False,
+                "STATS_FILE": str(tmp_path / "stats.json")}
+    proc = subprocess.Popen(crawl_command("web", {"seeds": str(seeds)}, settings), cwd=PROJECT_DIR,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        letters = tmp_path / "crawl.deadletters.db"
+        deadline = time.monotonic() + 60
+        while not (letters.exists() and len(SqliteDeadLetters(str(letters)).list()) == 4):
+            assert proc.poll() is None and time.monotonic() < deadline, "host 1's pages never became dead letters"
+            time.sleep(0.1)
+        # Host 0's 40 pages at 0.3 s keep the crawl running while host 1 comes back and is retried.
+        sandbox.set_down(1, down=False)
+        marked = _scrapy("deadletters", "retry", "--host", web.host_name(1), STORE_URI=f"sqlite:///{db}")
+        assert "4 marked for retry" in marked.stdout, marked.stdout + marked.stderr
+        assert proc.wait(timeout=120) == 0, proc.stderr.read()[-3000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["deadletters/added"] == 4 and stats["deadletters/retried"] == 4
+    stored = dict(sqlite3.connect(db).execute("SELECT url, status FROM pages"))
+    assert all(stored[web.url(1, k)] == 200 for k in range(4))
+    assert len([u for u in stored if u.startswith(web.origin(0))]) >= 30  # the crawl went on meanwhile
+    assert SqliteDeadLetters(str(letters)).list() == []
