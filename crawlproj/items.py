@@ -41,7 +41,7 @@ class PageItem:
     text_hash: str | None = None  # hash of the normalised main text, set by the content pipeline
     not_modified: bool = False  # a revisit answered 304: the stored capture is still current
     ai_signals: dict[str, str] = field(default_factory=dict)  # what the publisher says of AI use (ai_signal_rules)
-    language: str | None = None  # the language the page declares (markup, else Content-Language), primary subtag
+    language: str | None = None  # the language the page declares (markup, else Content-Language), primary subtag; "" none
 
 
 @dataclass

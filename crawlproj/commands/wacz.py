@@ -8,6 +8,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from . import add_store_option, store_path
+from ..store.archive import digest_index_path
 from ..store.wacz import WaczError, default_wacz_path, write_wacz
 
 
@@ -27,7 +28,8 @@ class Command(ScrapyCommand):
     def run(self, args: list[str], opts) -> None:
         path = store_path(opts.store, self.settings)
         try:
-            package = write_wacz(path, opts.out or default_wacz_path(path), opts.title)
+            package = write_wacz(path, opts.out or default_wacz_path(path), opts.title,
+                                 None if opts.store else digest_index_path(self.settings))  # --store: its own
         except WaczError as exc:
             raise UsageError(str(exc)) from None
         print(json.dumps({"wacz": package.path, "pages": package.pages, "warc_files": package.warc_files,

@@ -71,29 +71,27 @@ def tld_of(host: str) -> str:
     return labels[-1] if len(labels) > 1 and not host.replace(".", "").isdigit() else "(address)"
 
 
-def page_capture(warc_file: str | None, warc_offset: int | None, charset: str | None
-                 ) -> tuple[str, str | None] | None:
+def page_capture(warc_file: str | None, warc_offset: int | None, charset: str | None,
+                 declared: bool = False) -> tuple[str, str | None] | None:
     """(main text, declared language) of the page's WARC capture: None when it was not
     archived, or is a revisit record (a duplicate, whose language is its original's). The
-    declared language is read here for stores older than the pages table's ``language``."""
+    declared language is read only when asked (``declared``): for stores from before the
+    pages table's ``language``; else None."""
     if not warc_file or warc_offset is None or not os.path.exists(warc_file):
         return None
-    from warcio.archiveiterator import ArchiveIterator
-
     from ..content.main_text import main_text
     from ..content.page import ParsedPage
+    from ..store.warc import Location, read_capture
 
-    with open(warc_file, "rb") as fh:
-        fh.seek(warc_offset)
-        record = next(iter(ArchiveIterator(fh)))
-        if record.rec_type != "response":
-            return None
-        header = record.http_headers.get_header("Content-Language") if record.http_headers else None
-        body = record.content_stream().read()
-    if not body:
+    kind, _, http, body = read_capture(Location(warc_file, warc_offset))
+    if kind != "response" or not body:
         return None
-    markup = ParsedPage(body[:65536].decode(charset or "utf-8", "replace")).declared_language  # it is at the start
-    return main_text(body, charset)[:3000], markup or declared_language(None, None, header)
+    language = None
+    if declared:
+        header = http.get_header("Content-Language") if http else None
+        language = ParsedPage(body[:65536].decode(charset or "utf-8", "replace")).declared_language or \
+            declared_language(None, None, header)  # the markup is at the start
+    return main_text(body, charset)[:3000], language
 
 
 def languages(q, tick: Callable[[int], object] | None = None) -> dict[str, Language]:
@@ -107,7 +105,8 @@ def languages(q, tick: Callable[[int], object] | None = None) -> dict[str, Langu
     pages, declared, texts = {}, {}, {}
     for url, host, title, f, o, c, language in q(
             "SELECT url, host, title, warc_file, warc_offset, charset, language FROM pages"):
-        capture = page_capture(f, o, c)
+        # language: the code the page declared, "" for none; NULL only in stores from before it was recorded.
+        capture = page_capture(f, o, c, declared=language is None)
         text, markup = capture if capture else (title or "", None)
         declared[url] = language or markup
         pages[url] = (host, page_language(text, declared[url]))

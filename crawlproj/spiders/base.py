@@ -228,7 +228,7 @@ class CrawlSpiderBase(scrapy.Spider):
                 content_hash=hashlib.sha256(response.body).hexdigest(),
                 title=title,
                 language=language or declared_language(
-                    None, None, (response.headers.get(b"Content-Language") or b"").decode("latin-1")),
+                    None, None, (response.headers.get(b"Content-Language") or b"").decode("latin-1")) or "",
                 depth=depth,
                 ip=str(response.ip_address) if response.ip_address else None,
                 links=page_links,

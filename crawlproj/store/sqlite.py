@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS pages (
     warc_file TEXT,              -- the WARC file holding the capture (NULL: not archived)
     warc_offset INTEGER,         -- where its record starts in that file
     rendered INTEGER DEFAULT 0,  -- 1: the body is the DOM after scripts ran in the browser
-    language TEXT                -- the language the page declares (<html lang>, ...), primary subtag
+    language TEXT                -- the language the page declares (<html lang>, ...), primary subtag; '' none
 );
 CREATE INDEX IF NOT EXISTS pages_host ON pages(host);
 CREATE TABLE IF NOT EXISTS links (

@@ -29,6 +29,8 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet.threads import deferToThread
 
 from . import beside_store, parse_store_uri
+from .archive import digest_index_path
+from .digests import DigestIndex
 
 logger = logging.getLogger(__name__)
 
@@ -50,8 +52,9 @@ def default_wacz_path(store_path: str) -> str:
     return os.path.splitext(store_path)[0] + ".wacz"
 
 
-def archived_pages(store_path: str) -> tuple[list[str], list[dict]]:
-    """(WARC files, pages list entries) of the crawl in the store at ``store_path``."""
+def archived_pages(store_path: str, digest_index: str | None = None) -> tuple[list[str], list[dict]]:
+    """(WARC files, pages list entries) of the crawl in the store at ``store_path``, whose
+    payload digest index is ``digest_index`` (default: beside the store)."""
     if not os.path.exists(store_path):
         raise WaczError(f"no crawl store at {store_path}")
     with contextlib.closing(sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)) as conn:
@@ -59,10 +62,11 @@ def archived_pages(store_path: str) -> tuple[list[str], list[dict]]:
                                WHERE warc_file IS NOT NULL AND status BETWEEN 200 AND 299
                                ORDER BY fetched_at""").fetchall()
     files = {f for _, _, f in rows}
-    digests = beside_store(store_path, "digests")
+    digests = digest_index or beside_store(store_path, "digests")
     if os.path.exists(digests):  # the first captures that revisit records point at, from earlier crawls too
-        with contextlib.closing(sqlite3.connect(f"file:{digests}?mode=ro", uri=True)) as conn:
-            files.update(f for (f,) in conn.execute("SELECT DISTINCT warc_file FROM digests") if f)
+        index = DigestIndex(digests)
+        files.update(f for f in index.warc_files() if f)
+        index.close()
     directories = {os.path.dirname(os.path.abspath(f)) for f in files}
     warcs = sorted(os.path.join(d, name) for d in directories if os.path.isdir(d)
                    for name in os.listdir(d) if name.endswith((".warc.gz", ".warc")))
@@ -76,12 +80,13 @@ def archived_pages(store_path: str) -> tuple[list[str], list[dict]]:
     return warcs, pages
 
 
-def write_wacz(store_path: str, out: str | None = None, title: str | None = None) -> WaczPackage:
+def write_wacz(store_path: str, out: str | None = None, title: str | None = None,
+               digest_index: str | None = None) -> WaczPackage:
     """Package the crawl in the store at ``store_path`` as the WACZ file ``out`` (default
     beside the store), written whole and then renamed into place."""
     from wacz.main import main as wacz_main
 
-    warcs, pages = archived_pages(store_path)
+    warcs, pages = archived_pages(store_path, digest_index)
     out = out or default_wacz_path(store_path)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     title = title or f"crawlproj crawl {os.path.basename(os.path.splitext(store_path)[0])}"
@@ -116,6 +121,7 @@ class WaczOnClose:
         self.stats = crawler.stats
         self.store_path = parse_store_uri(s.get("STORE_URI"))[1]
         self.out = s.get("WACZ_FILE") or None
+        self.digest_index = digest_index_path(s)
         from scrapy import signals
 
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
@@ -125,7 +131,8 @@ class WaczOnClose:
         return cls(crawler)
 
     def spider_closed(self, spider: object = None, reason: str = "") -> object:
-        return deferToThread(write_wacz, self.store_path, self.out).addCallbacks(self._written, self._failed)
+        return deferToThread(write_wacz, self.store_path, self.out, None, self.digest_index).addCallbacks(
+            self._written, self._failed)
 
     def _written(self, package: WaczPackage) -> None:
         self.stats.set_value("wacz/pages", package.pages)

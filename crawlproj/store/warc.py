@@ -144,9 +144,16 @@ class WarcArchive:
         self.digests.close()
 
 
-def read_response(location: Location) -> tuple[str, str, bytes]:
-    """(record type, target URI, payload) of the record at ``location``."""
+def read_capture(location: Location) -> tuple[str, str, StatusAndHeaders | None, bytes]:
+    """(record type, target URI, HTTP headers, payload) of the record at ``location``."""
     with open(location.file, "rb") as fh:
         fh.seek(location.offset)
         record = next(iter(ArchiveIterator(fh)))
-        return record.rec_type, record.rec_headers.get_header("WARC-Target-URI"), record.content_stream().read()
+        return (record.rec_type, record.rec_headers.get_header("WARC-Target-URI"), record.http_headers,
+                record.content_stream().read())
+
+
+def read_response(location: Location) -> tuple[str, str, bytes]:
+    """(record type, target URI, payload) of the record at ``location``."""
+    kind, uri, _, payload = read_capture(location)
+    return kind, uri, payload
