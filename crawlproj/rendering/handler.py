@@ -85,8 +85,7 @@ class _Render:
         self.server_seconds = 0.0  # the longest sub-request: what the server spent on one fetch
         self.server_done: float | None = None  # when the last sub-request the server answered ended
         self.document: tuple[bytes, str] | None = None  # the raw main document (body, Content-Type)
-        # (URL, status, headers, body) of the document the static fetch already got, for the browser
-        self.given: tuple[str, int, list[tuple[str, str]], bytes] | None = None
+        self.given: Response | None = None  # the document the static fetch already got, for the browser
         self.idle_timed_out = False
 
     def begin(self) -> None:
@@ -243,7 +242,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         render = _Render(urlsplit(request.url).hostname or "", self.idle_seconds, self.idle_timeout)
         given = request.meta.pop("render_static_document", None)
         if given is not None:
-            render.given = (request.url, *given)
+            status, headers, body = given
+            render.given = Response(request.url, status=status, headers=headers, body=body)
         # Replace scrapy-playwright's route handler: every request of the page goes through ours.
         await page.unroute("**")
         await page.route("**", partial(self._route, render, page))
@@ -275,21 +275,12 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 await route.abort("blockedbyclient")
                 return
             main_document = browser_request.resource_type == "document" and browser_request.frame == page.main_frame
-            if main_document and render.given is not None and browser_request.url == render.given[0]:
-                # The document the static fetch already got: the server is not asked twice.
-                _, status, headers, body = render.given
-                render.given = None
-                content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
-                render.document = (body, content_type)
-                self.stats.inc_value("render/documents_reused")
-                joined: dict[str, str] = {}
-                for name, value in headers:
-                    joined[name] = f"{joined[name]}, {value}" if name in joined else value
-                await route.fulfill(status=status, headers=joined, body=body)
-                return
             cacheable = browser_request.resource_type == "script" and browser_request.method == "GET"
-            response = self.assets.get(browser_request.url) if cacheable else None
-            if response is not None:
+            if main_document and render.given is not None and browser_request.url == render.given.url:
+                # The document the static fetch already got: the server is not asked twice.
+                response, render.given = render.given, None
+                self.stats.inc_value("render/documents_reused")
+            elif (response := self.assets.get(browser_request.url) if cacheable else None) is not None:
                 self.stats.inc_value("render/asset_cache_hits")
             else:
                 response = await self.pacer.run(render.host, partial(self._fetch, render, browser_request))

@@ -124,9 +124,7 @@ class RenderDecisionMiddleware:
         meta.update(playwright=True, render_reason=reason, render_static=static, render_judged=verdict.needs)
         if len(response.body) <= _DOCUMENT_REUSE_MAX_BYTES:
             # The browser is handed the document already fetched instead of asking the server again.
-            meta["render_static_document"] = (response.status, [
-                (k.decode("latin-1"), v.decode("latin-1")) for k, values in response.headers.items() for v in values
-                if k.lower() not in (b"content-encoding", b"content-length", b"transfer-encoding")], response.body)
+            meta["render_static_document"] = (response.status, dict(response.headers), response.body)
         self.crawler.signals.send_catch_log(crawl_signals.render_queued)
         return request.replace(url=response.url, meta=meta, dont_filter=True)
 
