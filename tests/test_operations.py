@@ -76,7 +76,7 @@ def test_metrics_and_the_cluster_view_from_snapshots():
              "frontier/estimate_low_seconds": 10.0, "frontier/estimate_high_seconds": 20.0,
              "frontier/estimate_discovery": 0.2, "store/commits": 3, "deadletters/kept": 2}
     view = snapshot(stats, RateSeries(), HostBoard(), [], {}, 0.0, spider="web", time=100.0)
-    m = _metrics(metrics_text(view))
+    m = _metrics(metrics_text(view)[0])
     assert m[("crawlproj_pages_total", ())] == 40 and m[("crawlproj_response_bytes_total", ())] == 1234
     assert m[("crawlproj_responses_total", (("status_class", "2xx"),))] == 30
     assert m[("crawlproj_responses_total", (("status_class", "4xx"),))] == 7
@@ -87,7 +87,7 @@ def test_metrics_and_the_cluster_view_from_snapshots():
     assert m[("crawlproj_deadletters", ())] == 2 and m[("crawlproj_store_commits_total", ())] == 3
     # The whole distributed crawl: the workers' figures add up; the last worker sets the end.
     other = {**view, "worker": "w2", "pages": 10, "estimate": {**view["estimate"], "seconds": 30.0}}
-    total = _metrics(metrics_text(aggregate([view, other], 200.0, 100.0, [])))
+    total = _metrics(metrics_text(aggregate([view, other], 200.0, 100.0, []))[0])
     assert total[("crawlproj_pages_total", ())] == 50
     assert total[("crawlproj_responses_total", (("status_class", "2xx"),))] == 60
     assert total[("crawlproj_completion_estimate_seconds", (("bound", "expected"),))] == 30
@@ -279,7 +279,7 @@ def test_the_grafana_dashboard_reads_only_metrics_that_exist():
               for name in re.findall(r"crawlproj_[a-z_]+", target["expr"])}
     view = snapshot({"frontier/estimate_seconds": 1.0, "frontier/estimate_low_seconds": 1.0,
                      "frontier/estimate_high_seconds": 2.0}, RateSeries(), HostBoard(), [], {}, 0.0, time=1.0)
-    served = {f.name for f in text_string_to_metric_families(metrics_text(view).decode())}
+    served = {f.name for f in text_string_to_metric_families(metrics_text(view)[0].decode())}
     served |= {f"{name}_total" for name in served}  # counters are written with _total
     assert wanted and wanted <= served, wanted - served
 

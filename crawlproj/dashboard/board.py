@@ -199,10 +199,7 @@ def operations(stats: dict, wall: float | None) -> dict:
                     "high": g("frontier/estimate_high_seconds"), "bound": g("frontier/estimate_bound"),
                     "tail_host": g("frontier/estimate_tail_host"), "growing": g("frontier/estimate_growing"),
                     "fetch_rate": g("frontier/estimate_fetch_rate"), "discovery": g("frontier/estimate_discovery"),
-                    "unknown": g("frontier/estimate_unknown"), "tail_seconds": g("frontier/estimate_tail_seconds"),
-                    # the counters it reads, for whoever wants to check it
-                    "fetched": g("frontier/dequeued", 0), "new_urls": g("frontier/enqueued", 0),
-                    "known_links": g("frontier/links_known", 0) + g("crawlproj/links_seen", 0)}
+                    "unknown": g("frontier/estimate_unknown"), "tail_seconds": g("frontier/estimate_tail_seconds")}
     return {
         "bytes": g("downloader/response_bytes", 0),
         "statuses": dict(sorted(statuses.items())),

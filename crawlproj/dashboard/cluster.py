@@ -63,10 +63,9 @@ def aggregate(workers: list[dict], now: float, started: float, series: list) -> 
     """The whole crawl from its workers' summaries: sums of pages, rates, frontier sizes and the
     figures /metrics serves; the latest completion estimate."""
     summed = {name: _sum([w.get(name) for w in workers]) for name in _SUMMED}
-    for part, numerator, denominator in (("near_duplicates", "duplicates", "checked"),
-                                         ("revisit", "changed", "requests")):
+    for part, rate, numerator, denominator in (("near_duplicates", "rate", "duplicates", "checked"),
+                                               ("revisit", "change_rate", "changed", "requests")):
         figures = summed[part]  # a sum of rates is no rate: the whole crawl's, from its sums
-        rate = "rate" if part == "near_duplicates" else "change_rate"
         figures[rate] = round(figures[numerator] / figures[denominator], 4) if figures.get(denominator) else None
     return {
         "spider": "(all workers)", "worker": f"{len(workers)} workers", "time": now,

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
-
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+from prometheus_client.exposition import choose_encoder
 
 
 def _counter(name: str, doc: str, value: float | None) -> CounterMetricFamily:
@@ -90,8 +89,10 @@ class _SnapshotCollector:
         return families(self.view)
 
 
-def metrics_text(view: dict) -> bytes:
-    """The snapshot as a Prometheus text exposition."""
+def metrics_text(view: dict, accept: str | None = None) -> tuple[bytes, str]:
+    """The snapshot as a Prometheus exposition, and its content type: the format the scraper's
+    ``Accept`` header asks for (OpenMetrics or the text format), chosen by prometheus_client."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_SnapshotCollector(view))
-    return generate_latest(registry)
+    encoder, content_type = choose_encoder(accept)
+    return encoder(registry), content_type

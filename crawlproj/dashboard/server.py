@@ -25,7 +25,6 @@ from typing import Any
 from twisted.internet import error
 from twisted.web import resource, server
 
-from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .metrics import metrics_text
 from .page import render_page
 
@@ -123,8 +122,9 @@ class DashboardResource(resource.Resource):
             request.setHeader("content-type", "application/json")
             return json.dumps(self.latest).encode()
         if path == "/metrics":  # Prometheus scrapes with the token as a Bearer header
-            request.setHeader("content-type", METRICS_CONTENT_TYPE)
-            return metrics_text(self.latest)
+            body, content_type = metrics_text(self.latest, request.getHeader("accept"))
+            request.setHeader("content-type", content_type)
+            return body
         if path == "/events":
             request.setHeader("content-type", "text/event-stream")
             request.write(b"retry: 2000\n\n")

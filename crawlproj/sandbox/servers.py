@@ -13,6 +13,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 INSTALL_HINT = "sudo apt-get update && sudo apt-get install -y --no-install-recommends {package}  (or run `make test` as root)"
@@ -55,6 +56,28 @@ class ServerProcess:
                 self.proc.wait()
         if self.dir and not self.keep_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _await_http(self, url: str, ready: Callable[[bytes], bool] = lambda body: True) -> bool:
+        """Whether the started process answers ``url`` (with a body ``ready`` accepts) within
+        ``startup_timeout`` seconds; False as soon as it exits."""
+        import urllib.request
+
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline and self.proc is not None and self.proc.poll() is None:
+            try:
+                with urllib.request.urlopen(url, timeout=2) as answer:
+                    if ready(answer.read()):
+                        return True
+            except OSError:
+                pass
+            time.sleep(0.1)
+        return False
+
+    def _failed(self, name: str, log: Path) -> RuntimeError:
+        """Stop the process and name it, with the end of its log, for the caller to raise."""
+        said = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+        self.stop()
+        return RuntimeError(f"{name} did not start on 127.0.0.1:{self.port}:\n{said}")
 
     def __enter__(self):
         return self.start()
@@ -137,8 +160,6 @@ class ScrapydServer(ServerProcess):
         return f"http://127.0.0.1:{self.port}/"
 
     def start(self) -> ScrapydServer:
-        import urllib.request
-
         self.dir = tempfile.mkdtemp(prefix="crawlproj-scrapyd-")
         self.port = free_port()
         d = Path(self.dir)
@@ -149,19 +170,9 @@ class ScrapydServer(ServerProcess):
             "max_proc = 4\npoll_interval = 0.5\n")
         self.proc = subprocess.Popen([self.binary], cwd=self.dir, stdout=subprocess.DEVNULL,
                                      stderr=open(d / "scrapyd.log", "wb"))
-        deadline = time.monotonic() + self.startup_timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                break
-            try:
-                with urllib.request.urlopen(self.url + "daemonstatus.json", timeout=1) as answer:
-                    if b'"ok"' in answer.read():
-                        return self
-            except OSError:
-                time.sleep(0.1)
-        log = (d / "scrapyd.log").read_text(errors="replace")[-2000:]
-        self.stop()
-        raise RuntimeError(f"scrapyd did not start on 127.0.0.1:{self.port}:\n{log}")
+        if self._await_http(self.url + "daemonstatus.json", lambda body: b'"ok"' in body):
+            return self
+        raise self._failed("scrapyd", d / "scrapyd.log")
 
 
 #: The access log nginx writes for :class:`NginxServer`: tab-separated, times in seconds.
@@ -281,8 +292,6 @@ class PywbServer(ServerProcess):
         return f"http://127.0.0.1:{self.port}/{self.collection}/"
 
     def start(self) -> PywbServer:
-        import urllib.request
-
         self.dir = tempfile.mkdtemp(prefix="crawlproj-pywb-")
         manager = str(PYWB_VENV / "bin" / "wb-manager")
         d = Path(self.dir)
@@ -295,13 +304,6 @@ class PywbServer(ServerProcess):
         self.port = free_port()
         self.proc = subprocess.Popen([self.binary, "-p", str(self.port), "-b", "127.0.0.1"], cwd=d,
                                      stdout=log, stderr=log)
-        deadline = time.monotonic() + self.startup_timeout
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/", timeout=2):
-                    return self
-            except OSError:
-                time.sleep(0.2)
-        said = (d / "pywb.log").read_text(errors="replace")[-2000:]
-        self.stop()
-        raise RuntimeError(f"pywb did not start on 127.0.0.1:{self.port}:\n{said}")
+        if self._await_http(f"http://127.0.0.1:{self.port}/"):
+            return self
+        raise self._failed("pywb", d / "pywb.log")

@@ -107,11 +107,14 @@ class SqliteDeadLetters:
             args.append(kind)
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
 
+    def _select(self, where: str, args: list) -> list[DeadLetter]:
+        rows = self.conn.execute(f"SELECT url, host, kind, attempts, last_error, depth, first_at, last_at, retry "
+                                 f"FROM dead_letters{where}", args).fetchall()
+        return [DeadLetter(*row[:-1], retry=bool(row[-1])) for row in rows]
+
     def list(self, host: str | None = None, kind: str | None = None) -> list[DeadLetter]:
         where, args = self._where(host, kind)
-        rows = self.conn.execute(f"SELECT url, host, kind, attempts, last_error, depth, first_at, last_at, retry "
-                                 f"FROM dead_letters{where} ORDER BY host, url", args).fetchall()
-        return [DeadLetter(*row[:-1], retry=bool(row[-1])) for row in rows]
+        return self._select(f"{where} ORDER BY host, url", args)
 
     def mark_retry(self, host: str | None = None, kind: str | None = None) -> int:
         where, args = self._where(host, kind)
@@ -121,7 +124,7 @@ class SqliteDeadLetters:
 
     def take_marked(self, limit: int) -> list[DeadLetter]:
         """Up to ``limit`` marked entries, removed from the queue (a new failure puts one back)."""
-        letters = [letter for letter in self.list() if letter.retry][:limit]
+        letters = self._select(" WHERE retry = 1 ORDER BY host, url LIMIT ?", [limit])
         self.conn.executemany("DELETE FROM dead_letters WHERE url = ?", [(letter.url,) for letter in letters])
         self.conn.commit()
         return letters
