@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
-from scrapy.http import HtmlResponse
+from scrapy.http import HtmlResponse, Response
 from scrapy.utils.test import get_crawler
 
 from crawlproj.content.extract import adopt_parsed_page
@@ -243,27 +243,105 @@ def test_middleware_sends_shells_back_to_render_and_learns_the_host():
     assert list(described) == ["a.test"] and described["a.test"]["render"]["mode"] == "rule"
 
 
-def test_middleware_renders_a_sample_of_static_pages_through_the_frontier_and_keeps_only_gains():
-    queued = []
+def test_middleware_judges_samples_offline_and_prefetches_what_they_miss_through_the_frontier():
+    queued, offline = [], []
     mw, stats = _middleware(queued)
     scripted = f"<html><body>{ARTICLE}{NAV}<script src=/widget.js></script></body></html>".encode()
-    pages = [Request(f"http://a.test/{i}", callback=None) for i in range(3)]
-    for request in pages:
-        assert mw.process_response(request, _respond(request, scripted)).body == scripted  # stored static
-    plain = Request("http://a.test/plain")
-    mw.process_response(plain, _respond(plain, STATIC))  # no script: nothing a render could add
-    # RENDER_SAMPLE_FIRST 1: the 1st, then the 2nd (a power of two), not the 3rd.
-    assert [q.url for q in queued] == ["http://a.test/0", "http://a.test/1"]
-    sample = queued[0]
-    assert sample.meta["playwright"] and sample.meta["render_reason"] == "sample" and sample.dont_filter
-    assert sample.errback is None and sample.meta["render_judged"] is False
-    with pytest.raises(IgnoreRequest):  # the render showed nothing more: the static page stands
-        mw.process_response(sample, _respond(sample, scripted, ["playwright"]))
     more = scripted.replace(b"</body>", ARTICLE.encode() * 3 + NAV.replace("/p/", "/q/").encode() + b"</body>")
-    kept = mw.process_response(queued[1], _respond(queued[1], more, ["playwright"]))
+    widget = "http://a.test/widget.js"
+    # What the browser makes of each page offline: (what it needed and nobody had, the DOM).
+    renders = {f"http://a.test/{i}": ([widget], scripted) for i in range(16)}
+
+    async def download_async(request):  # the downloader: the handler, then the middleware on the way out
+        offline.append(request)
+        missed, body = renders[request.url]
+        request.meta["render_missed"] = [u for u in missed if u not in request.meta.get("render_prefetched", {})]
+        return mw.process_response(request, _respond(request, body, ["playwright"]))
+
+    mw.crawler.engine.download_async = download_async
+
+    async def settle():
+        while mw._offline:
+            await asyncio.gather(*list(mw._offline))
+
+    async def crawl(pages):
+        for i in pages:  # RENDER_SAMPLE_FIRST 1: the 1st, then the 2nd, 4th, 8th (powers of two)
+            request = Request(f"http://a.test/{i}", meta={"politeness_key": "a.test"})
+            assert mw.process_response(request, _respond(request, scripted)).body == scripted  # stored static
+            if i == 2:
+                plain = Request("http://a.test/plain")
+                mw.process_response(plain, _respond(plain, STATIC))  # no script: nothing a render could add
+        await settle()
+
+    async def downloaded(request, response):  # a request the frontier handed out comes back
+        try:
+            return mw.process_response(request, response)
+        finally:
+            await settle()
+
+    def prefetched(request, answers):  # what the download handler does with a prefetch
+        request.meta["render_prefetched"] = {**request.meta.get("render_prefetched", {}), **answers}
+        return asyncio.run(downloaded(request, Response(request.url, flags=["render_prefetch"], request=request)))
+
+    renders["http://a.test/3"] = ([], scripted)  # its script was fetched meanwhile: the cache has it
+    asyncio.run(crawl(range(5)))
+    assert [r.url for r in offline] == ["http://a.test/0", "http://a.test/1", "http://a.test/3"]
+    assert all(r.meta["render_offline"] and r.meta["render_reason"] == "sample" for r in offline)
+    assert all("politeness_key" not in r.meta and r.meta["render_static_document"][2] == scripted for r in offline)
+    # The 4th was judged offline (it showed nothing more). The 1st missed the script: it is
+    # fetched through the frontier, first in the host's queue; the 2nd missed it too and waits.
+    assert stats.get_value("render/samples") == stats.get_value("render/samples_offline") == 1
+    assert [q.url for q in queued] == ["http://a.test/0"]
+    fetch = queued[0]
+    assert fetch.priority == 1 and fetch.meta["render_prefetch"] == [widget]
+    assert fetch.meta["render_prefetch_rounds"] == 1
+    assert fetch.meta["playwright"] and fetch.meta["render_reason"] == "sample" and fetch.dont_filter
+    assert fetch.errback is None and fetch.meta["render_judged"] is False and "render_offline" not in fetch.meta
+    answer = (200, {b"Content-Type": [b"text/javascript"]}, b"void 0")
+    renders["http://a.test/1"] = ([], scripted)  # the prefetch put the script in the cache
+    with pytest.raises(IgnoreRequest):  # nothing for the spider: the renders are tried again offline
+        prefetched(fetch, {widget: answer})
+    assert sorted(r.url for r in offline[3:]) == ["http://a.test/0", "http://a.test/1"]
+    again = next(r for r in offline[3:] if r.url == "http://a.test/0")
+    assert again.meta["render_prefetched"] == {widget: answer} and "render_prefetch" not in again.meta
+    assert stats.get_value("render/samples") == stats.get_value("render/samples_offline") == 3
+    # A page whose render keeps missing something new: prefetched 3 times, then rendered through the frontier.
+    queued.clear()
+    missing = [f"http://a.test/chain{i}.js" for i in range(4)]
+    renders["http://a.test/7"] = (missing, scripted)
+    asyncio.run(crawl((5, 6, 7)))
+    for i in range(3):
+        fetch = queued.pop()
+        with pytest.raises(IgnoreRequest):
+            prefetched(fetch, {missing[i]: answer})
+    fetch = queued.pop()
+    assert "render_prefetch" not in fetch.meta and fetch.priority == 1
+    assert stats.get_value("render/offline_retried") == 1
+    assert len(fetch.meta["render_prefetched"]) == 3  # the render through the frontier has these at hand
+    with pytest.raises(IgnoreRequest):  # the render showed nothing more: the static page stands
+        asyncio.run(downloaded(fetch, _respond(fetch, scripted, ["playwright"])))
+    assert stats.get_value("render/samples") == 4 and stats.get_value("render/samples_offline") == 3
+    assert stats.get_value("render/evidence/comparisons") == 4 and stats.get_value("render/rendered") is None
+    # A render that shows more offline is rendered again through the frontier, and kept and learnt there.
+    renders["http://a.test/15"] = ([], more)
+    asyncio.run(crawl(range(8, 16)))
+    assert [q.url for q in queued] == ["http://a.test/15"] and stats.get_value("render/evidence/comparisons") == 4
+    assert "render_prefetch" not in queued[0].meta
+    kept = asyncio.run(downloaded(queued[0], _respond(queued[0], more, ["playwright"])))
     assert kept.body == more  # it showed more: the rendered page replaces the static one
-    assert stats.get_value("render/samples") == 2 and stats.get_value("render/sample_gains") == 1
+    assert stats.get_value("render/samples") == 5 and stats.get_value("render/sample_gains") == 1
     assert stats.get_value("render/rendered") == 1 and stats.get_value("render/evidence/missed") == 1
+    assert not mw._prefetching
+
+
+def test_middleware_renders_a_sample_too_large_to_carry_through_the_frontier():
+    queued = []
+    mw, stats = _middleware(queued)
+    big = f"<html><body>{ARTICLE}{NAV}<script src=/widget.js></script>{'<p>x</p>' * 70_000}</body></html>".encode()
+    request = Request("http://a.test/big")
+    mw.process_response(request, _respond(request, big))
+    assert [q.url for q in queued] == ["http://a.test/big"] and "render_static_document" not in queued[0].meta
+    assert not mw._offline
 
 
 def test_middleware_does_not_render_a_page_whose_parse_was_given_up():

@@ -6,6 +6,7 @@ link and main-text extraction, so the comparison measures the render, not the ex
 
 import sqlite3
 import subprocess
+from collections import Counter
 
 import pytest
 
@@ -84,6 +85,7 @@ def test_real_documentation_is_left_static_in_auto_mode_and_its_samples_gain_not
         result = run_crawl("site", tmp_path, args={"url": f"http://{site.name}:{nginx.port}{site.start}"}, settings={
             "HOST_RESOLVE": docsites.HOST_RESOLVE, "ALLOWED_DOMAINS": docsites.DOMAIN, "STORE_URI": f"sqlite:///{db}",
             "MIN_INTERVAL": 0.05, "DASHBOARD_ENABLED": False, "RENDER_MODE": "auto"})
+        fetched = Counter(r.path for r in nginx.records())
     assert result.returncode == 0, result.log[-3000:]
     stats = result.stats
     conn = sqlite3.connect(db)
@@ -91,6 +93,11 @@ def test_real_documentation_is_left_static_in_auto_mode_and_its_samples_gain_not
     assert pages >= 60 and rendered == 0 and "render/rendered" not in stats
     # Evidence: the first two pages, then the 4th, 8th...: rendered, compared, and dropped.
     assert stats["render/samples"] >= 5 and "render/sample_gains" not in stats
+    # Once the site's scripts are cached, a sample is rendered offline, beside the frontier: the
+    # server saw every page once and every script once, whatever was sampled.
+    assert stats["render/samples_offline"] >= 3, str({k: v for k, v in stats.items() if k.startswith("render")})
+    assert stats["render/samples"] == stats["render/samples_offline"] + stats.get("render/offline_retried", 0)
+    assert fetched and max(fetched.values()) == 1, fetched.most_common(3)
     assert stats["render/evidence/comparisons"] == stats["render/samples"]
     assert "render/evidence/missed" not in stats and not [k for k in stats if k.startswith("render/host_mode/")]
     row = conn.execute("SELECT mode, comparisons, gains FROM render_hosts WHERE host = ?", (site.name,)).fetchone()

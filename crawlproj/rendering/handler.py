@@ -34,6 +34,8 @@ logger = logging.getLogger(__name__)
 
 #: Response headers that describe the transfer, not the (already decoded) body.
 _TRANSFER_HEADERS = {b"content-encoding", b"content-length", b"transfer-encoding", b"connection", b"keep-alive"}
+#: A URL ``render_prefetched`` does not hold.
+_ABSENT = object()
 #: Browser request headers passed on to the server; Scrapy adds its own User-Agent.
 _FORWARDED_HEADERS = {"accept", "accept-language", "referer"}
 
@@ -86,6 +88,9 @@ class _Render:
         self.server_done: float | None = None  # when the last sub-request the server answered ended
         self.document: tuple[bytes, str] | None = None  # the raw main document (body, Content-Type)
         self.given: Response | None = None  # the document the static fetch already got, for the browser
+        self.offline = False  # render without the server: a request the cache cannot answer is refused
+        self.missed: list[str] = []  # what an offline render refused for want of the server
+        self.prefetched: dict[str, tuple | None] = {}  # url -> (status, headers, body) fetched for it; None: failed
         self.idle_timed_out = False
 
     def begin(self) -> None:
@@ -154,6 +159,11 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
 
     A page queued to be rendered after its static fetch brings that document along
     (``render_static_document``): the browser is handed it rather than fetching it again.
+    Such a render flagged ``render_offline`` never asks the server: a request that neither
+    the document, the script cache nor ``render_prefetched`` answers is refused, and its
+    URL listed in ``render_missed``. A request with ``render_prefetch`` (URLs) opens no
+    browser: it fetches those URLs, paced as sub-requests, into ``render_prefetched``
+    (url -> (status, headers, body)), the answers the render's next offline attempt needs.
 
     It records on the request: ``render_server_done`` (when the server's last sub-request
     ended: the host's rest runs from then, not from the end of the render),
@@ -219,6 +229,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
 
     # -- one render ----------------------------------------------------------
     async def _download_request(self, request: Request, spider: Any = None) -> Response:
+        if request.meta.get("render_prefetch") is not None:
+            return await self._prefetch(request)
         await self._ensure_launched()
         async with self._pages:
             generation = self._generation
@@ -244,6 +256,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         if given is not None:
             status, headers, body = given
             render.given = Response(request.url, status=status, headers=headers, body=body)
+            render.offline = bool(request.meta.get("render_offline"))
+        render.prefetched = request.meta.get("render_prefetched") or {}
         # Replace scrapy-playwright's route handler: every request of the page goes through ours.
         await page.unroute("**")
         await page.route("**", partial(self._route, render, page))
@@ -264,6 +278,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         request.meta["render_server_seconds"] = render.server_seconds
         request.meta["render_server_done"] = render.server_done
         request.meta["render_document"] = render.document
+        if render.offline:
+            request.meta["render_missed"] = render.missed
         return response
 
     async def _route(self, render: _Render, page: Any, route: Any, browser_request: Any) -> None:
@@ -280,10 +296,25 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 # The document the static fetch already got: the server is not asked twice.
                 response, render.given = render.given, None
                 self.stats.inc_value("render/documents_reused")
+            elif (known := render.prefetched.get(browser_request.url, _ABSENT)) is not _ABSENT:
+                if known is None:  # the prefetch failed: so does the render's request, as it would online
+                    raise ConnectionError("prefetch failed")
+                status, headers, body = known
+                response = Response(browser_request.url, status=status, headers=headers, body=body)
+                if cacheable:
+                    self.assets.put(browser_request.url, response)
             elif (response := self.assets.get(browser_request.url) if cacheable else None) is not None:
                 self.stats.inc_value("render/asset_cache_hits")
+            elif render.offline:
+                # The server is not asked: the render is tried again once this is fetched.
+                render.missed.append(browser_request.url)
+                await route.abort("blockedbyclient")
+                return
             else:
-                response = await self.pacer.run(render.host, partial(self._fetch, render, browser_request))
+                headers = {k: v for k, v in (await browser_request.all_headers()).items()
+                           if k.lower() in _FORWARDED_HEADERS}
+                response = await self.pacer.run(render.host, partial(self._fetch, render, browser_request.url,
+                                                                     browser_request.method, headers))
                 if cacheable:
                     self.assets.put(browser_request.url, response)
             if main_document:
@@ -318,12 +349,11 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
             return "other_host"
         return None
 
-    async def _fetch(self, render: _Render, browser_request: Any) -> Response:
+    async def _fetch(self, render: _Render, url: str, method: str = "GET", headers: dict | None = None) -> Response:
         """Fetch one browser request with Scrapy's downloader (its own slot, so it does not
         queue behind the render that is waiting for it)."""
-        headers = {k: v for k, v in (await browser_request.all_headers()).items() if k.lower() in _FORWARDED_HEADERS}
-        host = urlsplit(browser_request.url).hostname or ""
-        request = Request(browser_request.url, method=browser_request.method, headers=headers, dont_filter=True,
+        host = urlsplit(url).hostname or ""
+        request = Request(url, method=method, headers=headers or {}, dont_filter=True,
                           meta={"render_subrequest": True, "dont_redirect": True, "dont_retry": True,
                                 "handle_httpstatus_all": True, "download_slot": f"render:{host}"})
         started = time.monotonic()
@@ -332,6 +362,29 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         render.server_seconds = max(render.server_seconds, render.server_done - started)
         self.stats.inc_value("render/subrequests")
         return response
+
+    async def _prefetch(self, request: Request) -> Response:
+        """Fetch what an offline render of ``request`` missed, one at a time with the host's
+        rest between them, holding the host for those fetches only: no browser is opened."""
+        render = _Render(urlsplit(request.url).hostname or "", self.idle_seconds, self.idle_timeout)
+        fetched = dict(request.meta.get("render_prefetched") or {})
+        for url in request.meta["render_prefetch"]:
+            if url in fetched or self.assets.get(url) is not None:
+                continue  # fetched meanwhile
+            try:
+                response = await self.pacer.run(render.host, partial(self._fetch, render, url, "GET",
+                                                                     {"Referer": request.url}))
+                fetched[url] = (response.status, dict(response.headers), response.body)
+                self.assets.put(url, response)  # a script others need too (only scripts are read from it)
+            except Exception as exc:  # noqa: BLE001 - robots.txt, address safety, network errors
+                self.stats.inc_value("render/subrequest_errors")
+                logger.debug("render prefetch %s failed: %r", url, exc)
+                fetched[url] = None
+        self.stats.inc_value("render/prefetches")
+        request.meta["render_prefetched"] = fetched
+        request.meta["render_server_seconds"] = render.server_seconds
+        request.meta["render_server_done"] = render.server_done
+        return Response(request.url, status=200, flags=["render_prefetch"], request=request)
 
     # -- politeness ----------------------------------------------------------
     def _rest(self, host: str, duration: float) -> float:

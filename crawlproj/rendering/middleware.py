@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from typing import Any
 
 from scrapy import Request
@@ -29,6 +31,25 @@ _SHELL_MAX_BYTES = 2 * 1024 * 1024
 #: A page queued to be rendered carries its static document up to this size (it waits in the
 #: frontier with it), so the render does not fetch it again; a larger one is fetched again.
 _DOCUMENT_REUSE_MAX_BYTES = 512 * 1024
+#: Downloader slot of the renders that do not ask the server (offline evidence samples).
+_OFFLINE_SLOT = "render:offline"
+#: An offline sample's misses are fetched at most this many times (a script loads another)...
+_PREFETCH_ROUNDS = 3
+#: ...and while what it carries through the frontier stays below this.
+_PREFETCH_MAX_BYTES = 4 * 2**20
+#: A host's prefetch not back after this many seconds is taken as lost (another worker of a
+#: distributed crawl took it, say): the next sample to miss sends its own.
+_PREFETCH_PATIENCE = 120.0
+
+
+#: What a sample's meta loses between its attempts: the last attempt's download, and its key.
+_PER_ATTEMPT_META = frozenset(_PER_DOWNLOAD_META) - {"render_static_document"} | {
+    "politeness_key", "render_offline", "render_missed"}
+
+
+def _per_page(meta: dict, *also: str) -> dict:
+    """A sample's ``meta`` for its next attempt (without ``also`` too)."""
+    return {k: v for k, v in meta.items() if k not in _PER_ATTEMPT_META and k not in also}
 
 
 class RenderDecisionMiddleware:
@@ -43,12 +64,24 @@ class RenderDecisionMiddleware:
     judged static, rendered as evidence through the frontier (kept only when rendering
     showed more). A host whose pages the rule misses is rendered directly; one where it
     over-reaches is left static. ``always`` renders every page; ``never`` none.
+
+    An evidence sample whose document is in hand is rendered offline, beside the
+    frontier: from that document and the script cache, asking the server nothing, so
+    it does not hold its host's turn for the second or so a render takes. What the
+    render needed and the cache lacked is fetched through the frontier as a prefetch
+    (one per host at a time; it holds the host for those fetches only, not for a
+    render), and the render is tried offline again. After three prefetches, or when
+    the render showed more than the static page (so the rendered page is kept), the
+    sample is rendered through the frontier as above, with what was prefetched at hand.
     robots.txt, sitemaps, the browser's own sub-requests and requests with
     ``meta["render"] = False`` are never rendered.
 
     Stats: ``render/static_pages`` (judged and not rendered), ``render/needed/<reason>``,
     ``render/rendered`` (rendered pages passed on), ``render/rendered_by/<why>``,
-    ``render/samples``, ``render/sample_gains``, ``render/evidence/<figure>``,
+    ``render/samples``, ``render/sample_gains``, ``render/samples_offline`` (samples judged
+    without the server), ``render/prefetches`` (counted by the download handler),
+    ``render/offline_retried`` (offline samples rendered through the frontier after all),
+    ``render/evidence/<figure>``,
     ``render/hosts_to_<mode>`` and ``render/host_mode/<host>`` for each host that switched.
     Each host's evidence goes to the store's ``render_hosts`` table
     (:data:`crawlproj.signals.render_evidence`) and to the dashboard.
@@ -67,6 +100,10 @@ class RenderDecisionMiddleware:
         self.evidence = HostRenderEvidence(s.getint("RENDER_HOST_SWITCH"), s.getint("RENDER_SAMPLE_FIRST"),
                                            self.min_text // 4)
         self.budget = page_budget(s)
+        self._offline: set[asyncio.Future] = set()  # offline samples in progress
+        # host -> (since when, samples waiting): one prefetch at a time per host, so samples that
+        # miss the same script do not each fetch it.
+        self._prefetching: dict[str, tuple[float, list[Request]]] = {}
         crawler.signals.connect(self.describe_hosts, signal=crawl_signals.describe_hosts)
 
     @classmethod
@@ -92,6 +129,10 @@ class RenderDecisionMiddleware:
         if self._exempt(request):
             return response
         host = urlparse_cached(request).hostname or ""
+        if request.meta.get("render_prefetch") is not None:  # fetched what its offline render missed: again
+            self._prefetched(request)
+            self._start_offline(request.replace(meta=_per_page(request.meta, "render_prefetch")))
+            raise IgnoreRequest("render sample: prefetched for its offline render")
         if request.meta.get("playwright"):
             return self._rendered(host, request, response)
         if self.mode != "auto" or not 200 <= response.status < 300:
@@ -113,9 +154,59 @@ class RenderDecisionMiddleware:
         # Evidence: a page that loads script rendered too, through the frontier; its render is
         # kept only if it shows more (a page without script cannot change).
         if not verdict.needs and page.scripts and self.evidence.sample(host, False):
-            sample = self._render_again(request, response, "sample", verdict)
-            self.crawler.engine.crawl(sample.replace(errback=None))
+            sample = self._render_again(request, response, "sample", verdict).replace(errback=None)
+            if "render_static_document" in sample.meta:
+                self._start_offline(sample)
+            else:
+                self.crawler.engine.crawl(sample)
         return response
+
+    def process_exception(self, request: Request, exception: Exception, spider: Any = None) -> None:
+        if request.meta.get("render_prefetch") is not None:
+            self._prefetched(request)
+        return None
+
+    def _prefetched(self, request: Request) -> None:
+        """A host's prefetch is over: the samples that waited for it are rendered offline again."""
+        _, waiting = self._prefetching.pop(urlparse_cached(request).hostname or "", (0.0, []))
+        for sample in waiting:
+            self._start_offline(sample)
+
+    def _start_offline(self, sample: Request) -> None:
+        task = asyncio.ensure_future(self._sample_offline(sample))
+        self._offline.add(task)
+        task.add_done_callback(self._offline.discard)
+
+    async def _sample_offline(self, sample: Request) -> None:
+        """Render ``sample`` without the server. What it missed is fetched through the frontier
+        (a prefetch, holding the host for those fetches only) and the render tried again; after
+        ``_PREFETCH_ROUNDS``, or when it shows more, the sample is rendered through the frontier."""
+        offline = sample.replace(meta={**_per_page(sample.meta), "render_offline": True,
+                                       "download_slot": _OFFLINE_SLOT})
+        missed: list[str] = []
+        try:
+            await self.crawler.engine.download_async(offline)
+            missed = offline.meta.get("render_missed") or []
+        except IgnoreRequest:
+            return  # judged: the static page already showed it all
+        except Exception as exc:  # noqa: BLE001 - a failed render is retried the usual way
+            logger.debug("offline render of %s failed: %r", sample.url, exc)
+        rounds = sample.meta.get("render_prefetch_rounds", 0)
+        carried = sum(len(answer[2]) for answer in (sample.meta.get("render_prefetched") or {}).values() if answer)
+        # First in its host's queue, so the evidence comes while it is still of use.
+        first = max(sample.priority, 1)
+        if missed and rounds < _PREFETCH_ROUNDS and carried <= _PREFETCH_MAX_BYTES:
+            host = urlparse_cached(sample).hostname or ""
+            pending = self._prefetching.get(host)
+            if pending is not None and time.monotonic() - pending[0] < _PREFETCH_PATIENCE:
+                pending[1].append(sample)  # the host's prefetch under way likely fetches this too
+                return
+            self._prefetching[host] = (time.monotonic(), [])
+            self.crawler.engine.crawl(sample.replace(priority=first, meta={
+                **sample.meta, "render_prefetch": list(dict.fromkeys(missed)), "render_prefetch_rounds": rounds + 1}))
+            return
+        self.stats.inc_value("render/offline_retried")
+        self.crawler.engine.crawl(sample.replace(priority=first))
 
     def _render_again(self, request: Request, response: TextResponse, reason: str, verdict: Verdict) -> Request:
         meta = {k: v for k, v in request.meta.items() if k not in _PER_DOWNLOAD_META}
@@ -131,6 +222,9 @@ class RenderDecisionMiddleware:
     def _rendered(self, host: str, request: Request, response: Response) -> Response:
         reason = request.meta.get("render_reason", "request")
         document = request.meta.pop("render_document", None)
+        offline = request.meta.get("render_offline", False)
+        if offline and request.meta.get("render_missed"):
+            return response  # incomplete without the server: no evidence (it is rendered again)
         comparison = None
         if self.mode == "auto" and isinstance(response, TextResponse):
             static = request.meta.get("render_static")
@@ -143,9 +237,13 @@ class RenderDecisionMiddleware:
                 rendered = parsed_page(response, self.budget)
                 comparison = Comparison(static[0], static[1], rendered.anchor_count,
                                         self._main_chars(response.body, response.encoding))
+                if offline and comparison.gain(self.evidence.min_more):
+                    return response  # kept: it is rendered again through the frontier, and learnt there
                 self._learn(host, bool(judged), comparison)
         if reason == "sample":
             self.stats.inc_value("render/samples")
+            if offline:
+                self.stats.inc_value("render/samples_offline")
             if comparison is None or not comparison.gain(self.evidence.min_more):
                 raise IgnoreRequest("render sample: the static page already showed it")
             self.stats.inc_value("render/sample_gains")  # the rendered page replaces the static one
