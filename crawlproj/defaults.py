@@ -303,6 +303,11 @@ RENDER_BLOCK_RESOURCE_TYPES: string_list = ["image", "media", "font", "styleshee
 #: Let a rendered page fetch from other hosts. Off: those requests would bypass the
 #: frontier's one-request-per-host rule for the other host.
 RENDER_OTHER_HOSTS: boolean = False
+#: The browser's share of the CPU beside the crawl's own process. ``idle``: only what the
+#: crawl leaves (Linux SCHED_IDLE; elsewhere as ``low``), so no host's next request waits for
+#: a render on a small machine; a crawl that renders most pages on a machine whose cores the
+#: crawl keeps busy (WORKERS = cores) wants ``low`` (nice +10) or ``normal``.
+RENDER_BROWSER_PRIORITY: choice("idle", "low", "normal") = "idle"
 #: Scripts a render fetched are kept (by URL, up to this many bytes) for later renders:
 #: request routing turns the browser's own cache off. 0: every render fetches them again.
 RENDER_ASSET_CACHE_BYTES: number(int, 0) = 32 * 2**20

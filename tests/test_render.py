@@ -362,3 +362,31 @@ def test_middleware_leaves_robots_sitemaps_and_subrequests_alone():
     page = Request("http://a.test/")
     mw.process_request(page)
     assert page.meta["playwright"] and page.meta["render_reason"] == "always"
+
+
+@pytest.mark.parametrize("priority", ["idle", "low"])
+def test_the_browser_and_what_it_starts_run_below_the_crawls_priority(priority):
+    import os
+    import subprocess
+
+    from crawlproj.rendering.browser import LOW_PRIORITY_NICE, descendants, lower_priority
+
+    def lowered(pid):
+        if priority == "idle":
+            return os.sched_getscheduler(pid) == os.SCHED_IDLE
+        return os.getpriority(os.PRIO_PROCESS, pid) == min(19, mine + LOW_PRIORITY_NICE)
+
+    mine, policy = os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0)
+    # A stand-in for Playwright's driver, which starts the browser after it was lowered.
+    driver = subprocess.Popen(["sh", "-c", "sleep 0.3; sleep 5 & wait"])
+    try:
+        lower_priority(descendants(os.getpid()), priority)
+        assert lowered(driver.pid)
+        time.sleep(0.6)
+        started_later = descendants(driver.pid)
+        assert started_later and all(lowered(p) for p in started_later)
+        # The crawl itself is untouched.
+        assert (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0)) == (mine, policy)
+    finally:
+        driver.kill()
+        driver.wait()

@@ -41,6 +41,25 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+#: The nice value added by the ``low`` priority (and by ``idle`` where there is no SCHED_IDLE).
+LOW_PRIORITY_NICE = 10
+
+
+def lower_priority(pids: list[int] | set[int], priority: str) -> None:
+    """Lower the CPU priority of ``pids`` to ``priority`` (``idle``, ``low`` or ``normal``);
+    processes they start later inherit it (nice values and scheduling policies do)."""
+    if priority == "normal":
+        return
+    for pid in pids:
+        try:
+            if priority == "idle" and hasattr(os, "SCHED_IDLE"):
+                os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
+            else:
+                os.setpriority(os.PRIO_PROCESS, pid, min(19, os.getpriority(os.PRIO_PROCESS, pid) + LOW_PRIORITY_NICE))
+        except OSError:
+            pass  # gone, or not ours
+
+
 def _name(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:

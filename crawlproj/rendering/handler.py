@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections import Counter, OrderedDict
 from contextlib import suppress
@@ -27,7 +28,7 @@ from scrapy_playwright.page import PageMethod
 from .. import signals as crawl_signals
 from ..politeness.interval import IntervalPolicy
 from ..politeness.keepalive import expose_connection_header
-from .browser import INSTALL_HINT, browser_rss, find_chromium
+from .browser import INSTALL_HINT, browser_rss, descendants, find_chromium, lower_priority
 from .pacing import SubrequestPacer
 
 logger = logging.getLogger(__name__)
@@ -70,6 +71,11 @@ class AssetCache:
         while self.size > self.max_bytes:
             _, dropped = self._entries.popitem(last=False)
             self.size -= len(dropped.body)
+
+
+#: How often a render asks whether the app has settled: each question is a round trip to the
+#: browser, on the reactor's thread too.
+_IDLE_POLL_SECONDS = 0.05
 
 
 class RenderTimeout(Exception):
@@ -118,7 +124,7 @@ class _Render:
                     unchanged = 0.0
                 if unchanged >= quiet_ms:
                     return
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(_IDLE_POLL_SECONDS)
         self.idle_timed_out = True
 
 
@@ -142,13 +148,16 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
 
     * the browser is ``CHROMIUM_PATH`` (or the system ``chromium``), launched on the
       first render only, never a Playwright download;
+    * the browser runs at ``RENDER_BROWSER_PRIORITY`` (by default, only on the CPU the
+      crawl's own process leaves), so no host's next request waits for a render;
     * at most ``RENDER_MAX_PAGES`` pages are open at once, each is closed after its
       render, on error and on timeout too (``RENDER_TIMEOUT`` for the whole render,
       ``RENDER_NAVIGATION_TIMEOUT`` for the navigation);
     * a fresh browser context every ``RENDER_CONTEXT_MAX_PAGES`` pages (the old one is
       closed once its pages are done), so a long crawl does not grow the browser;
-    * resource types in ``RENDER_BLOCK_RESOURCE_TYPES`` (images, fonts, media, ...),
-      non-GET requests and, unless ``RENDER_OTHER_HOSTS``, requests to other hosts
+    * resource types in ``RENDER_BLOCK_RESOURCE_TYPES`` (images, fonts, media, ...), the
+      documents of frames (not part of the page's DOM), non-GET requests and, unless
+      ``RENDER_OTHER_HOSTS``, requests to other hosts
       are blocked;
     * every other browser request is fetched by Scrapy's downloader (robots.txt,
       address safety, size limits and the User-Agent apply), one at a time per host
@@ -196,6 +205,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         self.context_max_pages = s.getint("RENDER_CONTEXT_MAX_PAGES")
         self.blocked_types = {t.lower() for t in s.getlist("RENDER_BLOCK_RESOURCE_TYPES")}
         self.other_hosts = s.getbool("RENDER_OTHER_HOSTS")
+        self.priority = s.get("RENDER_BROWSER_PRIORITY")
         self.policy = IntervalPolicy.from_settings(s)  # only when no frontier answers rest_after
         self.pacer = SubrequestPacer(self._rest)
         self.assets = AssetCache(s.getint("RENDER_ASSET_CACHE_BYTES"))
@@ -218,7 +228,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 path = self.config.launch_options.get("executable_path")
                 if not path:
                     raise RuntimeError(f"no Chromium to render with; install it ({INSTALL_HINT}) or set CHROMIUM_PATH")
-                await self._launch()
+                await self._launch()  # Playwright's driver: the browser it starts inherits its priority
+                lower_priority(descendants(os.getpid()), self.priority)
                 self._launched = True
                 logger.info("rendering with %s (at most %d pages at once)", path, self.max_pages)
 
@@ -285,12 +296,14 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
     async def _route(self, render: _Render, page: Any, route: Any, browser_request: Any) -> None:
         render.begin()
         try:
-            refused = self._refuses(render, browser_request)
+            document = browser_request.resource_type == "document"
+            main_document = document and browser_request.frame == page.main_frame
+            # A frame's document is not part of the page's DOM, which is all a render is read for.
+            refused = "subframe" if document and not main_document else self._refuses(render, browser_request)
             if refused:
                 self.stats.inc_value(f"render/blocked/{refused}")
                 await route.abort("blockedbyclient")
                 return
-            main_document = browser_request.resource_type == "document" and browser_request.frame == page.main_frame
             cacheable = browser_request.resource_type == "script" and browser_request.method == "GET"
             if main_document and render.given is not None and browser_request.url == render.given.url:
                 # The document the static fetch already got: the server is not asked twice.
@@ -409,6 +422,12 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         if now - self._rss_sampled < 1.0:
             return
         self._rss_sampled = now
-        rss = browser_rss()
+        # Off the reactor's thread: reading every browser process's smaps takes milliseconds.
+        asyncio.get_running_loop().run_in_executor(None, browser_rss).add_done_callback(self._memory_sampled)
+
+    def _memory_sampled(self, done: asyncio.Future) -> None:
+        if done.cancelled() or done.exception() is not None:
+            return
+        rss = done.result()
         self.stats.set_value("render/browser_rss_bytes", rss)
         self.stats.max_value("render/browser_rss_max_bytes", rss)
