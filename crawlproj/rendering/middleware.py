@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from scrapy import Request
 from scrapy.crawler import Crawler
@@ -17,11 +18,13 @@ from w3lib.encoding import html_to_unicode
 from .. import signals as crawl_signals
 from ..content.extract import is_html, page_budget, parsed_page
 from ..content.main_text import extract_main_text
+from ..content.offload import PageWorkers
 from ..content.page import ParsedPage
 from .detect import Verdict, needs_rendering
 from .hosts import Comparison, HostRenderEvidence
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Request meta that belongs to one download, not to the page: a render starts afresh.
 _PER_DOWNLOAD_META = ("download_latency", "download_slot", "retry_times", "render_server_seconds", "render_server_done",
@@ -45,6 +48,11 @@ _PREFETCH_PATIENCE = 120.0
 #: What a sample's meta loses between its attempts: the last attempt's download, and its key.
 _PER_ATTEMPT_META = frozenset(_PER_DOWNLOAD_META) - {"render_static_document"} | {
     "politeness_key", "render_offline", "render_missed"}
+
+
+async def _now(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` here, for where there are no page threads."""
+    return fn(*args)
 
 
 def _per_page(meta: dict, *also: str) -> dict:
@@ -185,10 +193,10 @@ class RenderDecisionMiddleware:
                                        "download_slot": _OFFLINE_SLOT})
         missed: list[str] = []
         try:
-            await self.crawler.engine.download_async(offline)
+            response = await self.crawler.engine.download_async(offline)
             missed = offline.meta.get("render_missed") or []
-        except IgnoreRequest:
-            return  # judged: the static page already showed it all
+            if not missed and isinstance(response, TextResponse) and await self._judged_offline(sample, response):
+                return  # judged: the static page already showed it all
         except Exception as exc:  # noqa: BLE001 - a failed render is retried the usual way
             logger.debug("offline render of %s failed: %r", sample.url, exc)
         rounds = sample.meta.get("render_prefetch_rounds", 0)
@@ -208,12 +216,32 @@ class RenderDecisionMiddleware:
         self.stats.inc_value("render/offline_retried")
         self.crawler.engine.crawl(sample.replace(priority=first))
 
+    async def _judged_offline(self, sample: Request, rendered: TextResponse) -> bool:
+        """Compare an offline render with its static page (main text read in a page thread) and
+        learn from it; False when it showed more (it is rendered through the frontier, and kept)."""
+        links, static_chars, encoding = sample.meta["render_static"]
+        workers = PageWorkers.of(self.crawler)
+        read = workers.run if workers.enabled else _now
+        if static_chars is None:
+            static_chars = await read(self._main_chars, sample.meta["render_static_document"][2], encoding)
+        rendered_chars = await read(self._main_chars, rendered.body, rendered.encoding)
+        comparison = Comparison(links, static_chars, parsed_page(rendered, self.budget).anchor_count, rendered_chars)
+        if comparison.gain(self.evidence.min_more):
+            return False
+        self._learn(urlparse_cached(sample).hostname or "", bool(sample.meta.get("render_judged")), comparison)
+        self.stats.inc_value("render/samples")
+        self.stats.inc_value("render/samples_offline")
+        return True
+
     def _render_again(self, request: Request, response: TextResponse, reason: str, verdict: Verdict) -> Request:
         meta = {k: v for k, v in request.meta.items() if k not in _PER_DOWNLOAD_META}
-        # What the static page showed, for the comparison with its render.
-        static = (verdict.links, self._main_chars(response.body, response.encoding))
-        meta.update(playwright=True, render_reason=reason, render_static=static, render_judged=verdict.needs)
-        if len(response.body) <= _DOCUMENT_REUSE_MAX_BYTES:
+        reuse = len(response.body) <= _DOCUMENT_REUSE_MAX_BYTES
+        # What the static page showed, for the comparison with its render (a sample rendered
+        # offline reads its main text in a page thread, from the document it carries).
+        chars = None if reuse and reason == "sample" else self._main_chars(response.body, response.encoding)
+        meta.update(playwright=True, render_reason=reason, render_static=(verdict.links, chars, response.encoding),
+                    render_judged=verdict.needs)
+        if reuse:
             # The browser is handed the document already fetched instead of asking the server again.
             meta["render_static_document"] = (response.status, dict(response.headers), response.body)
         self.crawler.signals.send_catch_log(crawl_signals.render_queued)
@@ -222,9 +250,8 @@ class RenderDecisionMiddleware:
     def _rendered(self, host: str, request: Request, response: Response) -> Response:
         reason = request.meta.get("render_reason", "request")
         document = request.meta.pop("render_document", None)
-        offline = request.meta.get("render_offline", False)
-        if offline and request.meta.get("render_missed"):
-            return response  # incomplete without the server: no evidence (it is rendered again)
+        if request.meta.get("render_offline"):
+            return response  # judged by its task (_sample_offline), off the reactor's thread
         comparison = None
         if self.mode == "auto" and isinstance(response, TextResponse):
             static = request.meta.get("render_static")
@@ -234,16 +261,17 @@ class RenderDecisionMiddleware:
                 verdict = self.judge(ParsedPage(text, self.budget))
                 static, judged = (verdict.links, self._main_chars(document[0], encoding)), verdict.needs
             if static is not None:
+                static_chars = static[1]
+                if static_chars is None:  # a sample rendered here after all: its document is the static page
+                    carried = request.meta.get("render_static_document")
+                    static_chars = self._main_chars(carried[2] if carried else document[0] if document else b"",
+                                                    static[2])
                 rendered = parsed_page(response, self.budget)
-                comparison = Comparison(static[0], static[1], rendered.anchor_count,
+                comparison = Comparison(static[0], static_chars, rendered.anchor_count,
                                         self._main_chars(response.body, response.encoding))
-                if offline and comparison.gain(self.evidence.min_more):
-                    return response  # kept: it is rendered again through the frontier, and learnt there
                 self._learn(host, bool(judged), comparison)
         if reason == "sample":
             self.stats.inc_value("render/samples")
-            if offline:
-                self.stats.inc_value("render/samples_offline")
             if comparison is None or not comparison.gain(self.evidence.min_more):
                 raise IgnoreRequest("render sample: the static page already showed it")
             self.stats.inc_value("render/sample_gains")  # the rendered page replaces the static one
