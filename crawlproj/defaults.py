@@ -321,8 +321,14 @@ RENDER_MIN_LINKS: number(int, 0) = 3
 #: (rendered pages that gained or did not, pages judged dynamic that gained nothing).
 RENDER_HOST_SWITCH: number(int, 1) = 3
 #: Of each host's pages that the rule leaves static (and that load script), the first this
-#: many are also rendered as evidence, then the 4th, 8th, 16th... 0: only powers of two.
+#: many are also rendered as evidence, then those whose count is a power of
+#: RENDER_SAMPLE_GROWTH. 0: only those.
 RENDER_SAMPLE_FIRST: number(int, 0) = 2
+#: After the first RENDER_SAMPLE_FIRST, a host's pages left static are sampled at counts
+#: that are powers of this (4: the 4th, 16th, 64th...): the longer the rule is right, the
+#: rarer the check (2 rendered about twice as many, and cost a host with Doxygen's scripts
+#: about 1% of its turns in the polite bench).
+RENDER_SAMPLE_GROWTH: number(int, 2) = 4
 
 # -- storage -----------------------------------------------------------------
 #: Where pages, links, hosts and errors go. sqlite:///relative/path or sqlite:////absolute/path.

@@ -131,11 +131,13 @@ def test_shells_in_a_row_switch_a_host_to_direct_rendering_and_plain_renders_to_
 
 def test_host_evidence_samples_fewer_pages_while_the_rule_is_right():
     evidence = HostRenderEvidence(switch_after=3, sample_first=2)
-    sampled = [n for n in range(1, 101) if evidence.sample("a", False)]
-    assert sampled == [1, 2, 4, 8, 16, 32, 64]
+    sampled = [n for n in range(1, 301) if evidence.sample("a", False)]
+    assert sampled == [1, 2, 4, 16, 64, 256]
     evidence.record("a", False, Comparison(5, 250, 30, 2500))  # the rule was wrong: from the start again
     assert [evidence.sample("a", False) for _ in range(5)] == [True, True, False, True, False]
     assert evidence.sample("a", True)  # pages judged dynamic are counted apart
+    doubling = HostRenderEvidence(sample_first=3, sample_growth=2)
+    assert [n for n in range(1, 40) if doubling.sample("a", False)] == [1, 2, 3, 4, 8, 16, 32]
 
 
 def test_the_asset_cache_keeps_scripts_by_url_within_its_bytes_and_not_what_says_no_store():
@@ -196,10 +198,28 @@ def test_pacer_rest_follows_the_fetch_duration():
     assert m[2] - m[1] >= 3 * (m[1] - m[0]) - 0.005
 
 
+def test_pacer_rest_leaves_out_the_time_the_crawlers_own_thread_held_the_fetch():
+    rests = []
+    busy = iter([10.0, 10.5])  # the loop's busy clock at the fetch's start and end: held 0.5 s
+
+    async def run():
+        pacer = SubrequestPacer(rest=lambda key, duration: rests.append(duration) or 0.0, busy=lambda: next(busy))
+
+        async def fetch():
+            await asyncio.sleep(0.6)
+
+        await pacer.run("a", fetch)
+
+    asyncio.run(run())
+    # 0.6 s in all, 0.5 of it the crawler's own (less the 5 ms allowance): the server's 0.1 s.
+    assert rests and 0.09 < rests[0] < 0.2, rests
+
+
 def _middleware(queued=None, **settings):
     queued = [] if queued is None else queued
     crawler = get_crawler(settings_dict={"RENDER_MODE": "auto", "RENDER_HOST_SWITCH": 2, "RENDER_MIN_TEXT": 200,
-                                         "RENDER_MIN_LINKS": 3, "RENDER_SAMPLE_FIRST": 1, **settings})
+                                         "RENDER_MIN_LINKS": 3, "RENDER_SAMPLE_FIRST": 1, "RENDER_SAMPLE_GROWTH": 2,
+                                         **settings})
     crawler.engine = SimpleNamespace(crawl=queued.append)  # what the middleware sends through the frontier
     crawler.stats.open_spider()
     return RenderDecisionMiddleware(crawler), crawler.stats
@@ -265,7 +285,7 @@ def test_middleware_judges_samples_offline_and_prefetches_what_they_miss_through
             await asyncio.gather(*list(mw._offline))
 
     async def crawl(pages):
-        for i in pages:  # RENDER_SAMPLE_FIRST 1: the 1st, then the 2nd, 4th, 8th (powers of two)
+        for i in pages:  # RENDER_SAMPLE_FIRST 1: the 1st, then the 2nd, 4th, 8th, 16th (powers of 2)
             request = Request(f"http://a.test/{i}", meta={"politeness_key": "a.test"})
             assert mw.process_response(request, _respond(request, scripted)).body == scripted  # stored static
             if i == 2:

@@ -24,16 +24,11 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 
 from ..signals import fetch_observed, host_rest
-from ..stalls import loop_busy_seconds
+from ..stalls import crawler_held, loop_busy_seconds
 from .hosts import HostPoliteness
 
 _states: WeakKeyDictionary = WeakKeyDictionary()
 
-#: Busy time up to this much still counts as the server's. Part of it is the crawler
-#: handling this very fetch, and a slow server keeps working meanwhile: the event loop's
-#: busy time is an upper bound on the crawler's share, and leaving all of it out read a
-#: server that took 40 ms as taking 39.75 (a rest 2.5 ms short under the duration rule).
-OWN_TIME_ALLOWANCE = 0.005
 
 
 def host_politeness(crawler: Crawler) -> HostPoliteness:
@@ -86,13 +81,11 @@ class WasedaIntervalMiddleware:
             return
         now = time.monotonic()
         seconds = now - started[0]
-        busy = loop_busy_seconds()
-        if busy is not None and started[1] is not None:
-            # The crawler's own time, not the server's (beyond a small allowance: see above).
-            held = min(seconds, max(0.0, busy - started[1] - OWN_TIME_ALLOWANCE))
-            if held > 0:
-                self.stats.inc_value("politeness/busy_discounted_seconds", round(held, 3))
-                seconds -= held
+        # The crawler's own time, not the server's (beyond a small allowance).
+        held = crawler_held(seconds, started[1], loop_busy_seconds())
+        if held > 0:
+            self.stats.inc_value("politeness/busy_discounted_seconds", round(held, 3))
+            seconds -= held
         # A render's time is mostly the browser's; the server's is its longest sub-request, and
         # the server has been idle since its last one ended (the settle and the page's close).
         seconds = request.meta.get("render_server_seconds", seconds)

@@ -10,8 +10,9 @@ that shows:
   document is the static HTML, and its DOM the rendered page;
 * **a sample of the pages the host's mode leaves static** (and that load script: a page
   without any cannot change) is rendered as evidence: the first ``sample_first`` of
-  each host, then the 4th, 8th, 16th... (fewer as the rule keeps being right, and from
-  the start again whenever it is wrong).
+  each host, then those whose count is a power of ``sample_growth`` (4: the 4th, 16th,
+  64th...): fewer as the rule keeps being right, and from the start again whenever it is
+  wrong.
 
 A :class:`Comparison` shows a **gain** when the rendered page has materially more main
 text than the static HTML (its links are recorded too). A host's mode:
@@ -74,9 +75,11 @@ class HostEvidence:
 class HostRenderEvidence:
     """Every host's :class:`HostEvidence`: the sampling and the switches (module docstring)."""
 
-    def __init__(self, switch_after: int = 3, sample_first: int = 2, min_more: int = 50) -> None:
+    def __init__(self, switch_after: int = 3, sample_first: int = 2, min_more: int = 50,
+                 sample_growth: int = 4) -> None:
         self.switch_after = max(1, switch_after)
         self.sample_first = sample_first
+        self.sample_growth = max(2, sample_growth)
         self.min_more = min_more
         self.hosts: dict[str, HostEvidence] = {}
         self.totals: Counter[str] = Counter()  # comparisons, gains, missed, overreached over all hosts
@@ -93,11 +96,15 @@ class HostRenderEvidence:
 
     def sample(self, host: str, judged_dynamic: bool) -> bool:
         """A page of ``host`` that its mode leaves static: render it as evidence? The first
-        ``sample_first`` since the last reset, then each whose count is a power of two."""
+        ``sample_first`` since the last reset, then each whose count is a power of ``sample_growth``."""
         evidence = self._host(host)
         evidence.unrendered[judged_dynamic] += 1
         seen = evidence.unrendered[judged_dynamic]
-        return seen <= self.sample_first or seen & (seen - 1) == 0
+        if seen <= self.sample_first:
+            return True
+        while seen % self.sample_growth == 0:
+            seen //= self.sample_growth
+        return seen == 1
 
     def judged(self, host: str, dynamic: bool) -> str | None:
         """The rule judged one of the host's static fetches; return ``"render"`` when that makes

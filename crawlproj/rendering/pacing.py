@@ -7,6 +7,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from ..stalls import crawler_held, loop_busy_seconds
+
 T = TypeVar("T")
 
 
@@ -17,13 +19,16 @@ class SubrequestPacer:
     two at once, so the document goes straight away. Each further request of the
     page (a script, a fetch() of JSON) waits for the one before it to finish, then
     for ``rest(key, duration)`` seconds after it, the same rest the frontier gives
-    after a fetch of that duration. The frontier rests the host again once the
+    after a fetch of that duration (less the time the crawler's own thread held it, as
+    the Waseda middleware reckons a fetch). The frontier rests the host again once the
     whole render is over.
     """
 
-    def __init__(self, rest: Callable[[str, float], float], clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, rest: Callable[[str, float], float], clock: Callable[[], float] = time.monotonic,
+                 busy: Callable[[], float | None] = loop_busy_seconds) -> None:
         self.rest = rest
         self.clock = clock
+        self.busy = busy
         self._locks: dict[str, asyncio.Lock] = {}
         self._free_at: dict[str, float] = {}  # key -> when its next sub-request may start
 
@@ -33,12 +38,13 @@ class SubrequestPacer:
             wait = self._free_at.get(key, 0.0) - self.clock()
             if wait > 0:
                 await asyncio.sleep(wait)
-            started = self.clock()
+            started, busy = self.clock(), self.busy()
             try:
                 return await fetch()
             finally:
                 finished = self.clock()
-                self._free_at[key] = finished + self.rest(key, finished - started)
+                seconds = finished - started
+                self._free_at[key] = finished + self.rest(key, seconds - crawler_held(seconds, busy, self.busy()))
                 if len(self._free_at) > 10_000:
                     self._forget(finished)
 
