@@ -5,6 +5,12 @@
 #: only from this moment (the frontier's journal listens to it).
 pages_committed = object()
 
+#: A request the frontier handed out ended with no page to store, and never will have one
+#: (a render sample that showed nothing more, a prefetch for one). Arguments: ``request``.
+#: It counts as completed at once: the distributed frontier stops holding it pending, and a
+#: resumed crawl does not queue it again.
+request_settled = object()
+
 #: A robots.txt answer arrived. Arguments: ``host``, ``status`` (int, or None when unreachable),
 #: ``crawl_delay`` (seconds, or None), ``duration`` (seconds the fetch took, or None).
 robots_fetched = object()

@@ -11,6 +11,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse, Response
 from scrapy.utils.test import get_crawler
 
+from crawlproj import signals as crawl_signals
 from crawlproj.content.extract import adopt_parsed_page
 from crawlproj.content.page import ParsedPage
 from crawlproj.rendering.detect import needs_rendering
@@ -264,8 +265,11 @@ def test_middleware_sends_shells_back_to_render_and_learns_the_host():
 
 
 def test_middleware_judges_samples_offline_and_prefetches_what_they_miss_through_the_frontier():
-    queued, offline = [], []
+    queued, offline, settled = [], [], []
     mw, stats = _middleware(queued)
+    # Requests through the frontier with no page to store say so (the frontier forgets them).
+    mw.crawler.signals.connect(lambda request: settled.append(request), signal=crawl_signals.request_settled,
+                               weak=False)
     scripted = f"<html><body>{ARTICLE}{NAV}<script src=/widget.js></script></body></html>".encode()
     more = scripted.replace(b"</body>", ARTICLE.encode() * 3 + NAV.replace("/p/", "/q/").encode() + b"</body>")
     widget = "http://a.test/widget.js"
@@ -324,6 +328,7 @@ def test_middleware_judges_samples_offline_and_prefetches_what_they_miss_through
     assert sorted(r.url for r in offline[3:]) == ["http://a.test/0", "http://a.test/1"]
     again = next(r for r in offline[3:] if r.url == "http://a.test/0")
     assert again.meta["render_prefetched"] == {widget: answer} and "render_prefetch" not in again.meta
+    assert settled == [fetch]
     assert stats.get_value("render/samples") == stats.get_value("render/samples_offline") == 3
     # A page whose render keeps missing something new: prefetched 3 times, then rendered through the frontier.
     queued.clear()
@@ -340,6 +345,7 @@ def test_middleware_judges_samples_offline_and_prefetches_what_they_miss_through
     assert len(fetch.meta["render_prefetched"]) == 3  # the render through the frontier has these at hand
     with pytest.raises(IgnoreRequest):  # the render showed nothing more: the static page stands
         asyncio.run(downloaded(fetch, _respond(fetch, scripted, ["playwright"])))
+    assert settled[-1] is fetch and len(settled) == 5  # 3 prefetches and the sample since
     assert stats.get_value("render/samples") == 4 and stats.get_value("render/samples_offline") == 3
     assert stats.get_value("render/evidence/comparisons") == 4 and stats.get_value("render/rendered") is None
     # A render that shows more offline is rendered again through the frontier, and kept and learnt there.
@@ -349,6 +355,7 @@ def test_middleware_judges_samples_offline_and_prefetches_what_they_miss_through
     assert "render_prefetch" not in queued[0].meta
     kept = asyncio.run(downloaded(queued[0], _respond(queued[0], more, ["playwright"])))
     assert kept.body == more  # it showed more: the rendered page replaces the static one
+    assert len(settled) == 5  # its page is stored: the store completes it
     assert stats.get_value("render/samples") == 5 and stats.get_value("render/sample_gains") == 1
     assert stats.get_value("render/rendered") == 1 and stats.get_value("render/evidence/missed") == 1
     assert not mw._prefetching

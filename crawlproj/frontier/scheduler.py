@@ -106,6 +106,7 @@ class FrontierScheduler(BaseScheduler):
         self.spider = spider
         sig = self.crawler.signals
         sig.connect(self._pages_committed, signal=crawl_signals.pages_committed)
+        sig.connect(self._settled, signal=crawl_signals.request_settled)
         sig.connect(self.rest_after, signal=crawl_signals.rest_after)
         sig.connect(self.describe_hosts, signal=crawl_signals.describe_hosts)
         sig.connect(self.url_seen_test, signal=crawl_signals.url_seen_test)
@@ -269,6 +270,9 @@ class FrontierScheduler(BaseScheduler):
         if recorded:
             logger.info("resumed from %s: %d of %d journaled URLs still pending (%.1f s)",
                         self.journal.directory, pending, recorded, time.monotonic() - started)
+
+    def _settled(self, request: Request) -> None:
+        self._forget(url_key(request))
 
     def _pages_committed(self, urls: list[str]) -> None:
         if self.journal is not None:

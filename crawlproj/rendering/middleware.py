@@ -140,6 +140,7 @@ class RenderDecisionMiddleware:
         if request.meta.get("render_prefetch") is not None:  # fetched what its offline render missed: again
             self._prefetched(request)
             self._start_offline(request.replace(meta=_per_page(request.meta, "render_prefetch")))
+            self._settled(request)
             raise IgnoreRequest("render sample: prefetched for its offline render")
         if request.meta.get("playwright"):
             return self._rendered(host, request, response)
@@ -172,7 +173,13 @@ class RenderDecisionMiddleware:
     def process_exception(self, request: Request, exception: Exception, spider: Any = None) -> None:
         if request.meta.get("render_prefetch") is not None:
             self._prefetched(request)
+        if request.meta.get("render_reason") == "sample" and not request.meta.get("render_offline"):
+            self._settled(request)  # evidence only, and it has no errback to record the failure
         return None
+
+    def _settled(self, request: Request) -> None:
+        """A sample's request through the frontier is over with no page to store."""
+        self.crawler.signals.send_catch_log(crawl_signals.request_settled, request=request)
 
     def _prefetched(self, request: Request) -> None:
         """A host's prefetch is over: the samples that waited for it are rendered offline again."""
@@ -273,6 +280,7 @@ class RenderDecisionMiddleware:
         if reason == "sample":
             self.stats.inc_value("render/samples")
             if comparison is None or not comparison.gain(self.evidence.min_more):
+                self._settled(request)
                 raise IgnoreRequest("render sample: the static page already showed it")
             self.stats.inc_value("render/sample_gains")  # the rendered page replaces the static one
         self.stats.inc_value("render/rendered")
