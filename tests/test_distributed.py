@@ -314,3 +314,35 @@ def test_both_frontiers_declare_the_frontier_protocol(redis_server):
     local, shared = TwoTierFrontier(), frontier(redis_server, "w-protocol")
     assert isinstance(local, Frontier) and isinstance(shared, Frontier)
     assert local.reprioritises and not shared.reprioritises  # Redis keeps a URL's level as pushed
+
+
+def test_a_request_that_settles_with_no_page_to_store_is_pending_no_more(redis_server):
+    from types import SimpleNamespace
+
+    from scrapy import Spider
+    from scrapy.utils.test import get_crawler
+
+    from crawlproj import defaults as defaults
+    from crawlproj import signals as crawl_signals
+    from crawlproj.distributed.scheduler import DistributedScheduler
+
+    values = {k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}
+    values.update(REDIS_URL=redis_server.url, REDIS_PREFIX="settled", PROFILE="sandbox",
+                  DUPEFILTER_CLASS="crawlproj.distributed.dupefilter.RedisBloomDupeFilter")
+    crawler = get_crawler(Spider, settings_dict=values)
+    crawler.engine = SimpleNamespace(slot=None)  # nothing to wake: the test asks the scheduler itself
+    scheduler = DistributedScheduler.from_crawler(crawler)
+    scheduler.open(Spider("t"))
+    try:
+        # A render sample of a page already stored: the same URL, handed out again.
+        sample = Request("http://h1.test/page", dont_filter=True, meta={"render_reason": "sample"})
+        assert scheduler.enqueue_request(sample)
+        deadline, handed = time.monotonic() + 10, None
+        while handed is None and time.monotonic() < deadline:
+            handed = scheduler.next_request()
+        inflight = lambda: int(redis.Redis.from_url(redis_server.url).get("settled:inflight") or 0)  # noqa: E731
+        assert handed is not None and inflight() == 1  # held pending until its page is stored...
+        crawler.signals.send_catch_log(crawl_signals.request_settled, request=handed)
+        assert inflight() == 0  # ...or until it settles with none
+    finally:
+        scheduler.close("finished")
