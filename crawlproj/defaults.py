@@ -303,6 +303,12 @@ RENDER_BLOCK_RESOURCE_TYPES: string_list = ["image", "media", "font", "styleshee
 #: Let a rendered page fetch from other hosts. Off: those requests would bypass the
 #: frontier's one-request-per-host rule for the other host.
 RENDER_OTHER_HOSTS: boolean = False
+#: Evidence samples are rendered offline, from the page in hand and the script cache, their
+#: misses prefetched through the frontier, instead of rendered through the frontier (holding
+#: their host for a whole render). Off in the distributed profile and with WORKERS: there a
+#: prefetch may go to another worker, and a CPU-bound crawl of two workers measured a
+#: quarter fewer pages with it on (docs/rendering.md).
+RENDER_SAMPLE_OFFLINE: boolean = True
 #: The browser's share of the CPU beside the crawl's own process. ``idle``: only what the
 #: crawl leaves (Linux SCHED_IDLE; elsewhere as ``low``), so no host's next request waits for
 #: a render on a small machine; a crawl that renders most pages on a machine whose cores the

@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scrapy.settings import BaseSettings
+from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
 from .store import beside_store, parse_store_uri
 from .store.archive import warc_directory
@@ -62,6 +62,9 @@ def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict
         # local redis-server stops with the crawl).
         "DEADLETTERS_CLASS": "crawlproj.store.deadletters.SqliteDeadLetters",
         "DEADLETTERS_DB": os.path.abspath(settings.get("DEADLETTERS_DB") or beside_store(store, "deadletters")),
+        # As in the distributed profile (a prefetch may go to another worker), unless asked for.
+        "RENDER_SAMPLE_OFFLINE": str(settings.getbool("RENDER_SAMPLE_OFFLINE")
+                                     and settings.getpriority("RENDER_SAMPLE_OFFLINE") > SETTINGS_PRIORITIES["project"]),
     }
 
 

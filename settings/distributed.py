@@ -14,3 +14,5 @@ NEAR_DUPLICATES_INDEX_CLASS = "crawlproj.distributed.near_duplicates.RedisNearDu
 REVISIT_QUEUE_CLASS = "crawlproj.distributed.revisit_queue.RedisRevisitQueue"
 DEADLETTERS_CLASS = "crawlproj.store.deadletters.RedisDeadLetters"
 DASHBOARD_REDIS = True
+# A prefetch for an offline sample may go to another worker: samples render through the frontier.
+RENDER_SAMPLE_OFFLINE = False

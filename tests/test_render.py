@@ -220,7 +220,7 @@ def _middleware(queued=None, **settings):
     queued = [] if queued is None else queued
     crawler = get_crawler(settings_dict={"RENDER_MODE": "auto", "RENDER_HOST_SWITCH": 2, "RENDER_MIN_TEXT": 200,
                                          "RENDER_MIN_LINKS": 3, "RENDER_SAMPLE_FIRST": 1, "RENDER_SAMPLE_GROWTH": 2,
-                                         **settings})
+                                         "RENDER_SAMPLE_OFFLINE": True, **settings})
     crawler.engine = SimpleNamespace(crawl=queued.append)  # what the middleware sends through the frontier
     crawler.stats.open_spider()
     return RenderDecisionMiddleware(crawler), crawler.stats
@@ -361,6 +361,32 @@ def test_middleware_judges_samples_offline_and_prefetches_what_they_miss_through
     assert not mw._prefetching
 
 
+def test_offline_samples_are_rendered_one_at_a_time():
+    mw, stats = _middleware(RENDER_SAMPLE_FIRST=6)
+    scripted = f"<html><body>{ARTICLE}{NAV}<script src=/widget.js></script></body></html>".encode()
+    running, most = [0], [0]
+
+    async def download_async(request):  # a browser short of CPU: each render takes its time
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        await asyncio.sleep(0.02)
+        running[0] -= 1
+        request.meta["render_missed"] = []
+        return mw.process_response(request, _respond(request, scripted, ["playwright"]))
+
+    mw.crawler.engine.download_async = download_async
+
+    async def crawl():
+        for i in range(6):
+            request = Request(f"http://a.test/{i}")
+            mw.process_response(request, _respond(request, scripted))
+        while mw._offline:
+            await asyncio.gather(*list(mw._offline))
+
+    asyncio.run(crawl())
+    assert most[0] == 1 and stats.get_value("render/samples_offline") == 6 and not mw._offline_waiting
+
+
 def test_middleware_renders_a_sample_too_large_to_carry_through_the_frontier():
     queued = []
     mw, stats = _middleware(queued)
@@ -417,3 +443,28 @@ def test_the_browser_and_what_it_starts_run_below_the_crawls_priority(priority):
     finally:
         driver.kill()
         driver.wait()
+
+
+def test_samples_render_through_the_frontier_where_offline_samples_are_off():
+    queued = []
+    mw, stats = _middleware(queued, RENDER_SAMPLE_OFFLINE=False)
+    scripted = f"<html><body>{ARTICLE}{NAV}<script src=/widget.js></script></body></html>".encode()
+    request = Request("http://a.test/0")
+    mw.process_response(request, _respond(request, scripted))
+    assert [q.url for q in queued] == ["http://a.test/0"] and not mw._offline and not mw._offline_waiting
+    assert queued[0].meta["render_static_document"][2] == scripted  # the render is still handed it
+
+
+def test_workers_and_the_distributed_profile_render_samples_through_the_frontier_unless_asked():
+    from scrapy.settings import Settings
+
+    from crawlproj import defaults
+    from crawlproj.workers import worker_overrides
+    from settings import distributed
+
+    base = {k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}
+    assert distributed.RENDER_SAMPLE_OFFLINE is False
+    assert worker_overrides(Settings(base, priority="default"), "redis://x", 1)["RENDER_SAMPLE_OFFLINE"] == "False"
+    asked = Settings(base, priority="default")
+    asked.set("RENDER_SAMPLE_OFFLINE", True, priority="cmdline")
+    assert worker_overrides(asked, "redis://x", 1)["RENDER_SAMPLE_OFFLINE"] == "True"

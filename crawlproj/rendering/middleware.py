@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -109,6 +110,12 @@ class RenderDecisionMiddleware:
                                            self.min_text // 4, s.getint("RENDER_SAMPLE_GROWTH"))
         self.budget = page_budget(s)
         self._offline: set[asyncio.Future] = set()  # offline samples in progress
+        # Offline samples go one at a time, the rest waiting their turn: evidence is not urgent,
+        # and renders compete with the crawl for the CPU (four at once cost a CPU-bound crawl
+        # of two workers a quarter of its pages).
+        self._offline_waiting: deque[Request] = deque()
+        self._offline_max = 1
+        self.offline_samples = s.getbool("RENDER_SAMPLE_OFFLINE")
         # host -> (since when, samples waiting): one prefetch at a time per host, so samples that
         # miss the same script do not each fetch it.
         self._prefetching: dict[str, tuple[float, list[Request]]] = {}
@@ -164,7 +171,7 @@ class RenderDecisionMiddleware:
         # kept only if it shows more (a page without script cannot change).
         if not verdict.needs and page.scripts and self.evidence.sample(host, False):
             sample = self._render_again(request, response, "sample", verdict).replace(errback=None)
-            if "render_static_document" in sample.meta:
+            if "render_static_document" in sample.meta and self.offline_samples:
                 self._start_offline(sample)
             else:
                 self.crawler.engine.crawl(sample)
@@ -188,9 +195,15 @@ class RenderDecisionMiddleware:
             self._start_offline(sample)
 
     def _start_offline(self, sample: Request) -> None:
-        task = asyncio.ensure_future(self._sample_offline(sample))
-        self._offline.add(task)
-        task.add_done_callback(self._offline.discard)
+        self._offline_waiting.append(sample)
+        self._next_offline()
+
+    def _next_offline(self, done: asyncio.Future | None = None) -> None:
+        self._offline.discard(done)
+        while self._offline_waiting and len(self._offline) < self._offline_max:
+            task = asyncio.ensure_future(self._sample_offline(self._offline_waiting.popleft()))
+            self._offline.add(task)
+            task.add_done_callback(self._next_offline)
 
     async def _sample_offline(self, sample: Request) -> None:
         """Render ``sample`` without the server. What it missed is fetched through the frontier
