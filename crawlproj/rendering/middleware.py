@@ -37,6 +37,10 @@ _SHELL_MAX_BYTES = 2 * 1024 * 1024
 _DOCUMENT_REUSE_MAX_BYTES = 512 * 1024
 #: Downloader slot of the renders that do not ask the server (offline evidence samples).
 _OFFLINE_SLOT = "render:offline"
+#: Offline samples rendered at once, the rest waiting their turn: evidence is not urgent, and
+#: renders compete with the crawl for the CPU (four at once cost a CPU-bound crawl of two
+#: workers a quarter of its pages).
+_OFFLINE_AT_ONCE = 1
 #: An offline sample's misses are fetched at most this many times (a script loads another)...
 _PREFETCH_ROUNDS = 3
 #: ...and while what it carries through the frontier stays below this.
@@ -110,11 +114,7 @@ class RenderDecisionMiddleware:
                                            self.min_text // 4, s.getint("RENDER_SAMPLE_GROWTH"))
         self.budget = page_budget(s)
         self._offline: set[asyncio.Future] = set()  # offline samples in progress
-        # Offline samples go one at a time, the rest waiting their turn: evidence is not urgent,
-        # and renders compete with the crawl for the CPU (four at once cost a CPU-bound crawl
-        # of two workers a quarter of its pages).
-        self._offline_waiting: deque[Request] = deque()
-        self._offline_max = 1
+        self._offline_waiting: deque[Request] = deque()  # offline samples waiting their turn
         self.offline_samples = s.getbool("RENDER_SAMPLE_OFFLINE")
         # host -> (since when, samples waiting): one prefetch at a time per host, so samples that
         # miss the same script do not each fetch it.
@@ -200,7 +200,7 @@ class RenderDecisionMiddleware:
 
     def _next_offline(self, done: asyncio.Future | None = None) -> None:
         self._offline.discard(done)
-        while self._offline_waiting and len(self._offline) < self._offline_max:
+        while self._offline_waiting and len(self._offline) < _OFFLINE_AT_ONCE:
             task = asyncio.ensure_future(self._sample_offline(self._offline_waiting.popleft()))
             self._offline.add(task)
             task.add_done_callback(self._next_offline)

@@ -32,6 +32,7 @@ from twisted.internet import task
 
 from .. import signals as crawl_signals
 from . import beside_store, parse_store_uri
+from .sqlite import use_wal
 
 logger = logging.getLogger(__name__)
 
@@ -78,17 +79,7 @@ class SqliteDeadLetters:
         os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
         self.path = path
         self.conn = sqlite3.connect(path, timeout=30, check_same_thread=False)
-        # The workers of a WORKERS crawl share this file and open it at the same moment: a
-        # journal-mode change can fail at once with "database is locked" (SQLite does not always
-        # wait its busy timeout for it), so it is tried again for a while.
-        for attempt in range(100):
-            try:
-                self.conn.execute("PRAGMA journal_mode=WAL")
-                break
-            except sqlite3.OperationalError:
-                if attempt == 99:
-                    raise
-                time.sleep(0.05)
+        use_wal(self.conn)  # the workers of a WORKERS crawl share this file
         self.conn.execute("""CREATE TABLE IF NOT EXISTS dead_letters (
             url TEXT PRIMARY KEY, host TEXT NOT NULL, kind TEXT NOT NULL, attempts INTEGER NOT NULL,
             last_error TEXT NOT NULL, depth INTEGER NOT NULL, first_at REAL NOT NULL, last_at REAL NOT NULL,

@@ -16,6 +16,8 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
+from .sqlite import use_wal
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS digests (
     digest TEXT PRIMARY KEY,     -- WARC-Payload-Digest of the first capture (sha1:base32)
@@ -44,7 +46,7 @@ class DigestIndex:
         self.path = path
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self._conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        use_wal(self._conn)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.executescript(_SCHEMA)
         self._pending: dict[str, FirstCapture] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 import sqlite3
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
@@ -113,11 +114,25 @@ PAGE_COLUMNS = ("url", "final_url", "host", "status", "content_type", "charset",
                 "language")
 
 
+def use_wal(conn: sqlite3.Connection) -> None:
+    """Put ``conn``'s file in WAL mode. Processes that open one file at the same moment (the
+    workers of a WORKERS crawl) can see the switch fail at once with "database is locked":
+    SQLite does not always wait its busy timeout for it, so it is tried again for up to 5 s."""
+    for attempt in range(100):
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError:
+            if attempt == 99:
+                raise
+            time.sleep(0.05)
+
+
 def connect(path: str) -> sqlite3.Connection:
     """A connection to the SQLite file at ``path`` (its directory created) in WAL mode."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
+    use_wal(conn)
     # NORMAL in WAL mode: a committed transaction survives a process crash;
     # only a power cut can take back the last ones.
     conn.execute("PRAGMA synchronous=NORMAL")
