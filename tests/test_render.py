@@ -455,6 +455,33 @@ def test_samples_render_through_the_frontier_where_offline_samples_are_off():
     assert queued[0].meta["render_static_document"][2] == scripted  # the render is still handed it
 
 
+def test_a_host_has_one_sample_through_the_frontier_at_a_time():
+    queued = []
+    mw, stats = _middleware(queued, RENDER_SAMPLE_OFFLINE=False, RENDER_SAMPLE_FIRST=10)
+    scripted = f"<html><body>{ARTICLE}{NAV}<script src=/widget.js></script></body></html>".encode()
+
+    def fetched(url):
+        request = Request(url)
+        assert mw.process_response(request, _respond(request, scripted)).body == scripted  # stored static
+
+    # Four samples fall due on a.test: the first goes, the others would hold the host back to back.
+    for i in range(4):
+        fetched(f"http://a.test/{i}")
+    fetched("http://b.test/0")  # another host's sample is not held back
+    assert [q.url for q in queued] == ["http://a.test/0", "http://b.test/0"]
+    assert stats.get_value("render/samples_skipped") == 3
+    # The sample's render comes back (showing nothing more): the host's next sample may go.
+    with pytest.raises(IgnoreRequest):
+        mw.process_response(queued[0], _respond(queued[0], scripted, ["playwright"]))
+    fetched("http://a.test/4")
+    assert queued[-1].url == "http://a.test/4"
+    # A sample that fails frees its host too.
+    mw.process_exception(queued[-1], ConnectionError("refused"))
+    fetched("http://a.test/5")
+    fetched("http://a.test/6")
+    assert [q.url for q in queued][-2:] == ["http://a.test/4", "http://a.test/5"]
+
+
 def test_workers_and_the_distributed_profile_render_samples_through_the_frontier_unless_asked():
     from scrapy.settings import Settings
 

@@ -45,9 +45,10 @@ _OFFLINE_AT_ONCE = 1
 _PREFETCH_ROUNDS = 3
 #: ...and while what it carries through the frontier stays below this.
 _PREFETCH_MAX_BYTES = 4 * 2**20
-#: A host's prefetch not back after this many seconds is taken as lost (another worker of a
-#: distributed crawl took it, say): the next sample to miss sends its own.
-_PREFETCH_PATIENCE = 120.0
+#: A host's prefetch, or its sample rendered through the frontier, not back after this many
+#: seconds is taken as lost (another worker of a distributed crawl took it, say): the next
+#: one goes.
+_PATIENCE = 120.0
 
 
 #: What a sample's meta loses between its attempts: the last attempt's download, and its key.
@@ -86,13 +87,16 @@ class RenderDecisionMiddleware:
     render), and the render is tried offline again. After three prefetches, or when
     the render showed more than the static page (so the rendered page is kept), the
     sample is rendered through the frontier as above, with what was prefetched at hand.
+    A host has one sample through the frontier at a time; one that falls due meanwhile is
+    skipped.
     robots.txt, sitemaps, the browser's own sub-requests and requests with
     ``meta["render"] = False`` are never rendered.
 
     Stats: ``render/static_pages`` (judged and not rendered), ``render/needed/<reason>``,
     ``render/rendered`` (rendered pages passed on), ``render/rendered_by/<why>``,
     ``render/samples``, ``render/sample_gains``, ``render/samples_offline`` (samples judged
-    without the server), ``render/prefetches`` (counted by the download handler),
+    without the server), ``render/samples_skipped`` (due while the host's sample was under
+    way), ``render/prefetches`` (counted by the download handler),
     ``render/offline_retried`` (offline samples rendered through the frontier after all),
     ``render/evidence/<figure>``,
     ``render/hosts_to_<mode>`` and ``render/host_mode/<host>`` for each host that switched.
@@ -119,6 +123,10 @@ class RenderDecisionMiddleware:
         # host -> (since when, samples waiting): one prefetch at a time per host, so samples that
         # miss the same script do not each fetch it.
         self._prefetching: dict[str, tuple[float, list[Request]]] = {}
+        # host -> since when: one sample through the frontier at a time per host. Each holds
+        # the host for a whole render, and those that fell due together ran back to back: two
+        # CPU-bound workers saw a host fetch nothing for 10 s at a time.
+        self._sampling: dict[str, float] = {}
         crawler.signals.connect(self.describe_hosts, signal=crawl_signals.describe_hosts)
 
     @classmethod
@@ -173,7 +181,10 @@ class RenderDecisionMiddleware:
             sample = self._render_again(request, response, "sample", verdict).replace(errback=None)
             if "render_static_document" in sample.meta and self.offline_samples:
                 self._start_offline(sample)
+            elif (since := self._sampling.get(host)) is not None and time.monotonic() - since < _PATIENCE:
+                self.stats.inc_value("render/samples_skipped")  # the host's sample under way is evidence enough
             else:
+                self._sampling[host] = time.monotonic()
                 self.crawler.engine.crawl(sample)
         return response
 
@@ -181,12 +192,17 @@ class RenderDecisionMiddleware:
         if request.meta.get("render_prefetch") is not None:
             self._prefetched(request)
         if request.meta.get("render_reason") == "sample" and not request.meta.get("render_offline"):
+            self._sample_done(request)
             self._settled(request)  # evidence only, and it has no errback to record the failure
         return None
 
     def _settled(self, request: Request) -> None:
         """A sample's request through the frontier is over with no page to store."""
         self.crawler.signals.send_catch_log(crawl_signals.request_settled, request=request)
+
+    def _sample_done(self, request: Request) -> None:
+        """A sample's render through the frontier is over: the host's next sample may go."""
+        self._sampling.pop(urlparse_cached(request).hostname or "", None)
 
     def _prefetched(self, request: Request) -> None:
         """A host's prefetch is over: the samples that waited for it are rendered offline again."""
@@ -226,7 +242,7 @@ class RenderDecisionMiddleware:
         if missed and rounds < _PREFETCH_ROUNDS and carried <= _PREFETCH_MAX_BYTES:
             host = urlparse_cached(sample).hostname or ""
             pending = self._prefetching.get(host)
-            if pending is not None and time.monotonic() - pending[0] < _PREFETCH_PATIENCE:
+            if pending is not None and time.monotonic() - pending[0] < _PATIENCE:
                 pending[1].append(sample)  # the host's prefetch under way likely fetches this too
                 return
             self._prefetching[host] = (time.monotonic(), [])
@@ -272,6 +288,8 @@ class RenderDecisionMiddleware:
         document = request.meta.pop("render_document", None)
         if request.meta.get("render_offline"):
             return response  # judged by its task (_sample_offline), off the reactor's thread
+        if reason == "sample":
+            self._sample_done(request)
         comparison = None
         if self.mode == "auto" and isinstance(response, TextResponse):
             static = request.meta.get("render_static")
