@@ -98,5 +98,7 @@ def run_workers(argv: list[str], settings: BaseSettings) -> int:
     if shards:
         summary = merge_shards(store, shards)
         logger.info("merged %d worker shards into %s: %d pages", summary["shards"], store, summary["pages"])
-    failed = [code for code in codes if code != 0]
-    return failed[0] if failed else 0
+    failed = [(index, code) for index, code in enumerate(codes, 1) if code != 0]
+    for index, code in failed:
+        logger.error("worker%d exited with status %d (its log is above, among the others')", index, code)
+    return failed[0][1] if failed else 0
