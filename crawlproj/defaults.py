@@ -379,15 +379,22 @@ PAGE_MAX_ELEMENTS: number(int, 100) = 250_000
 #: main-content scoring, which walks each node's text once per ancestor (6,000 levels: 2.2 s).
 MAIN_TEXT_MAX_DEPTH: number(int, 1) = 256
 #: HTML pages of at least this many bytes are parsed, and their main text extracted, in a
-#: page thread (the parsers release the GIL), so that no page holds the reactor. 0: every
-#: page. Measured polite on real pages (60 s, 5 sites), the mean gap past the interval was
-#: 20-25 ms with only pages of 128 KiB and more sent, 18-23 ms from 16 KiB, 14-18 ms for all.
+#: page thread, so that no page holds the reactor for long (resiliparse's main-content step
+#: still keeps the GIL: see PAGE_PROCESS_MIN_BYTES). 0: every page. Measured polite on real
+#: pages (60 s, 5 sites), the mean gap past the interval was 20-25 ms with only pages of
+#: 128 KiB and more sent, 18-23 ms from 16 KiB, 14-18 ms for all.
 PAGE_THREAD_MIN_BYTES: number(int, 0) = 0
 #: Python's GIL switch interval while page threads run: the longest the reactor waits for the
 #: GIL when a page thread holds it (Python's default is 5 ms). 0: left as it is.
 PAGE_THREAD_SWITCH_INTERVAL: number(float, 0) = 0.001
 #: Page threads; 0 does all per-page work on the reactor's thread.
 PAGE_THREADS: number(int, 0) = 1
+#: HTML pages of at least this many bytes have their main text extracted and signed in a
+#: helper process instead of a page thread: resiliparse's main-content step keeps the GIL
+#: (263 ms on Node.js's 5.8 MB all.html, every host's next request waiting). Few pages are
+#: this large, so the pickling costs little. 0: never (page threads only). With PAGE_THREADS
+#: 0, all per-page work stays on the reactor's thread, large pages' too.
+PAGE_PROCESS_MIN_BYTES: number(int, 0) = 1024 * 1024
 #: Work on one page in a page thread is given up on after this many seconds; the page is
 #: stored with what could be extracted (budget/timeout/parse, budget/timeout/main_text).
 PAGE_STAGE_TIMEOUT: number(float, 0, inclusive=False) = 20.0

@@ -20,8 +20,10 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from datasketch import LeanMinHash, MinHash, MinHashLSH
@@ -219,6 +221,13 @@ def fingerprint(text: str, signer: Signer, min_shingles: int = 1, word_n: int = 
                        len(text))
 
 
+def fingerprinter(index: Any) -> Callable[[str], Fingerprint]:
+    """An index's :func:`fingerprint` of a text, as a function that pickles: its signer and
+    shingle sizes, not its storage or connections (a helper process may run it)."""
+    return partial(fingerprint, signer=index.signer, min_shingles=index.min_shingles, word_n=index.word_n,
+                   char_n=index.char_n, max_chars=index.max_chars)
+
+
 @dataclass(frozen=True)
 class Match:
     canonical: str  # the key (URL) of the stored page this one duplicates
@@ -280,7 +289,7 @@ class NearDuplicateIndex:
         del self.signatures[key]
 
     def fingerprint(self, text: str) -> Fingerprint:
-        return fingerprint(text, self.signer, self.min_shingles, self.word_n, self.char_n, self.max_chars)
+        return fingerprinter(self)(text)
 
     def check_and_add(self, key: str, text: str) -> Match | None:
         """The canonical page ``text`` duplicates, or None (and then ``key`` is indexed as canonical)."""

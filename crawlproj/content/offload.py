@@ -1,9 +1,14 @@
 """Pages are parsed off the reactor's thread (the Scrapy adapter of :mod:`crawlproj.content.budget`).
 
-lexbor (selectolax) and resiliparse release the GIL while they parse and
-extract, so a page thread runs them while the reactor goes on dispatching
-requests. Measured on real documentation pages before this: a 6 MB page (17,000
+A page thread runs the parse and the extraction while the reactor goes on
+dispatching requests, taking the GIL back from the thread's Python parts every switch
+interval. Measured on real documentation pages before this: a 6 MB page (17,000
 links) held the reactor 0.4-3 s, and every host's next request waited that long.
+What a thread cannot take off the reactor is C code that keeps the GIL: on Node.js's
+5.8 MB ``all.html``, resiliparse's main-content extraction (``extract_plain_text``)
+keeps it for its whole 263 ms (lexbor's parse for about 22 ms at a time). So a page of
+``PAGE_PROCESS_MIN_BYTES`` or more has its main text extracted and signed in a helper
+process, spawned on first use, which dies with the crawl.
 Small pages go too (``PAGE_THREAD_MIN_BYTES`` 0): a polite crawl's due requests then
 wait less for the page in hand, and the Python parts of the thread's work give the
 GIL back every ``PAGE_THREAD_SWITCH_INTERVAL``.
@@ -18,10 +23,13 @@ page is stored with what could be extracted and ``budget/timeout/<stage>`` count
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import logging
+import multiprocessing
+import signal
 import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
@@ -42,15 +50,37 @@ class StageTimeout(Exception):
     """Per-page work that ran past ``PAGE_STAGE_TIMEOUT``."""
 
 
+def _asyncio_reactor() -> bool:
+    try:
+        return is_asyncio_reactor_installed()
+    except RuntimeError:  # no reactor at all (a script or a test awaiting with asyncio.run)
+        return False
+
+
+def _die_with_parent() -> None:
+    """A helper process's initializer: it ends when the crawl does, even after a kill -9
+    (Linux; elsewhere it ends when its queue closes)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the crawl's to handle
+    if sys.platform.startswith("linux"):
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
 class PageWorkers:
     """The crawl's page threads (``PAGE_THREADS``): run a function there and await it, within
-    ``PAGE_STAGE_TIMEOUT``. Pages of fewer than ``PAGE_THREAD_MIN_BYTES`` are not sent."""
+    ``PAGE_STAGE_TIMEOUT``. Pages of fewer than ``PAGE_THREAD_MIN_BYTES`` are not sent.
+    Work on a page of ``PAGE_PROCESS_MIN_BYTES`` or more goes to a helper process instead
+    (one, started on first use), for C code that keeps the GIL; its function and arguments
+    must pickle."""
 
-    def __init__(self, threads: int, timeout: float, min_bytes: int, switch_interval: float = 0.0) -> None:
+    def __init__(self, threads: int, timeout: float, min_bytes: int, switch_interval: float = 0.0,
+                 process_min_bytes: int = 0) -> None:
         self.threads, self.timeout, self.min_bytes = threads, timeout, min_bytes
+        self.process_min_bytes = process_min_bytes
         self.executor: ThreadPoolExecutor | None = None
+        self.process: ProcessPoolExecutor | None = None
         # Threads need asyncio's loop to be awaited from Scrapy's coroutines.
-        self.enabled = threads > 0 and is_asyncio_reactor_installed()
+        self.enabled = threads > 0 and _asyncio_reactor()
         if self.enabled and switch_interval > 0:
             # A page thread running Python holds the GIL for up to this long while the
             # reactor waits for it (Python's default, 5 ms, measurably delayed due requests).
@@ -63,28 +93,40 @@ class PageWorkers:
         if workers is None:
             s = crawler.settings
             workers = _workers[crawler] = cls(s.getint("PAGE_THREADS"), s.getfloat("PAGE_STAGE_TIMEOUT"),
-                                              s.getint("PAGE_THREAD_MIN_BYTES"), s.getfloat("PAGE_THREAD_SWITCH_INTERVAL"))
+                                              s.getint("PAGE_THREAD_MIN_BYTES"), s.getfloat("PAGE_THREAD_SWITCH_INTERVAL"),
+                                              s.getint("PAGE_PROCESS_MIN_BYTES"))
             crawler.signals.connect(workers.close, signal=signals.spider_closed)
         return workers
 
     def wants(self, size: int) -> bool:
         return self.enabled and size >= self.min_bytes
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` in a page thread; :class:`StageTimeout` when it takes too long (a thread
-        cannot be stopped: it finishes in the background and its result is dropped)."""
+    def _executor(self, size: int | None) -> Executor:
+        if self.process_min_bytes and size is not None and size >= self.process_min_bytes:
+            if self.process is None:
+                # Spawned, not forked: the crawl's threads and reactor are not copied.
+                self.process = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                                   initializer=_die_with_parent)
+            return self.process
         if self.executor is None:
             self.executor = ThreadPoolExecutor(self.threads, thread_name_prefix="crawlproj-page")
-        future = asyncio.wrap_future(self.executor.submit(fn, *args))
+        return self.executor
+
+    async def run(self, fn: Callable[..., T], *args: Any, size: int | None = None) -> T:
+        """``fn(*args)`` in a page thread, or in the helper process for a page of ``size`` bytes
+        from ``PAGE_PROCESS_MIN_BYTES``; :class:`StageTimeout` when it takes too long (the work
+        finishes in the background and its result is dropped)."""
+        future = asyncio.wrap_future(self._executor(size).submit(fn, *args))
         try:
             return await asyncio.wait_for(future, self.timeout)
         except asyncio.TimeoutError:
             raise StageTimeout(f"over {self.timeout:g} s") from None
 
     def close(self) -> None:
-        if self.executor is not None:
-            self.executor.shutdown(wait=False, cancel_futures=True)
-            self.executor = None
+        for pool in (self.executor, self.process):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+        self.executor = self.process = None
 
 
 _workers: WeakKeyDictionary = WeakKeyDictionary()

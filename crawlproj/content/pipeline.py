@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from scrapy import Spider
 from scrapy.crawler import Crawler
@@ -12,13 +13,22 @@ from scrapy.utils.misc import load_object
 from .. import signals as crawl_signals
 from ..items import PageItem
 from ..store import beside_store, parse_store_uri
+from .budget import PageBudget
 from .extract import is_html, page_budget
 from .index_storage import SqliteIndexStorage
 from .main_text import extract_main_text
 from .offload import PageWorkers, StageTimeout
-from .near_duplicates import NearDuplicateIndex
+from .near_duplicates import Fingerprint, NearDuplicateIndex, fingerprinter
 
 logger = logging.getLogger(__name__)
+
+
+def sign_page(body: bytes, charset: str | None, budget: PageBudget,
+              fingerprint_of: Callable[[str], Fingerprint]) -> tuple[str | None, Fingerprint]:
+    """A page's main text, signed: why the text was limited (or None) and its fingerprint.
+    Module-level, so that a helper process can run it."""
+    found = extract_main_text(body, charset, budget)
+    return found.limited, fingerprint_of(found.text)
 
 
 class LocalNearDuplicateIndex(NearDuplicateIndex):
@@ -50,7 +60,9 @@ class NearDuplicatePipeline:
     A page of ``PAGE_THREAD_MIN_BYTES`` or more (by default every page) is extracted
     and signed in a page thread (:mod:`crawlproj.content.offload`), which shares the
     process's memory; a worker process had been measured to cost more CPU in pickling
-    and hand-offs than the work it moved away.
+    and hand-offs than the work it moved away. Pages of ``PAGE_PROCESS_MIN_BYTES`` or more
+    (1 MiB) go to a helper process all the same: resiliparse's main-content step keeps the
+    GIL, and on a 5.8 MB page it held every host's next request for 263 ms.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -68,6 +80,7 @@ class NearDuplicatePipeline:
         crawler.signals.connect(self.index.storage.commit, signal=crawl_signals.store_committing)
         self.budget = page_budget(s)
         self.workers = PageWorkers.of(crawler)
+        self.fingerprint_of = fingerprinter(self.index)  # may run in a helper process
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> NearDuplicatePipeline:
@@ -75,10 +88,6 @@ class NearDuplicatePipeline:
 
     def open_spider(self, spider: Spider | None = None) -> None:
         logger.info("near-duplicate index %s: %d canonical pages", self.path, len(self.index))
-
-    def _sign(self, body: bytes, charset: str | None):  # noqa: ANN202
-        found = extract_main_text(body, charset, self.budget)
-        return found.limited, self.index.fingerprint(found.text)
 
     async def process_item(self, item: object, spider: Spider | None = None) -> object:
         if not isinstance(item, PageItem) or not item.body or not 200 <= item.status < 300:
@@ -88,13 +97,14 @@ class NearDuplicatePipeline:
         stats = self.crawler.stats
         if self.workers.wants(len(item.body)):
             try:
-                limited, print_ = await self.workers.run(self._sign, item.body, item.charset)
+                limited, print_ = await self.workers.run(sign_page, item.body, item.charset, self.budget,
+                                                         self.fingerprint_of, size=len(item.body))
             except StageTimeout as exc:
                 logger.warning("main text of %s gave up: %s", item.url, exc)
                 stats.inc_value("budget/timeout/main_text")
                 return item
         else:
-            limited, print_ = self._sign(item.body, item.charset)
+            limited, print_ = sign_page(item.body, item.charset, self.budget, self.fingerprint_of)
         if limited:
             stats.inc_value(f"budget/main_text/{limited}")
         item.text_length = print_.length

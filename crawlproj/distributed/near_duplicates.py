@@ -21,7 +21,7 @@ import hashlib
 import numpy as np
 from datasketch import MinHashLSH
 
-from ..content.near_duplicates import Fingerprint, Match, Signer, fingerprint
+from ..content.near_duplicates import Fingerprint, Match, Signer, fingerprinter
 
 
 class _NoStorage:
@@ -58,7 +58,7 @@ class RedisNearDuplicateIndex:
         return int(self.r.hlen(f"{self.prefix}:sig"))
 
     def fingerprint(self, text: str) -> Fingerprint:
-        return fingerprint(text, self.signer, self.min_shingles, self.word_n, self.char_n, self.max_chars)
+        return fingerprinter(self)(text)
 
     def _bands(self, values: np.ndarray) -> list[str]:
         return [f"{self.prefix}:b{i}:{hashlib.blake2b(values[a:b].tobytes(), digest_size=8).hexdigest()}"

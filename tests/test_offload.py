@@ -1,0 +1,70 @@
+"""Per-page work off the reactor's thread: page threads, and the helper process for large pages."""
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from functools import partial
+
+import numpy as np
+
+from crawlproj.content.budget import PageBudget
+from crawlproj.content.near_duplicates import Signer, fingerprint
+from crawlproj.content.offload import PageWorkers
+from crawlproj.content.pipeline import sign_page
+
+# A page of over 1 MB: articles of distinct words in a layout of navigation and footer.
+ARTICLES = "".join(f"<article><h2>Part {i}</h2><p>" + " ".join(f"word{i}x{j}" for j in range(300)) + "</p></article>"
+                   for i in range(400))
+PAGE = (f"<html><head><title>Large</title></head><body><nav><a href=/a>a</a></nav><main>{ARTICLES}</main>"
+        "<footer>footer</footer></body></html>").encode()
+
+
+def test_a_large_page_is_signed_in_the_helper_process_as_it_would_be_in_a_thread():
+    assert len(PAGE) > 1_000_000
+    workers = PageWorkers(1, 120, 0, process_min_bytes=1_000_000)
+    fingerprint_of = partial(fingerprint, signer=Signer(128), min_shingles=1, word_n=5, char_n=5, max_chars=0)
+
+    async def both():
+        in_thread = await workers.run(sign_page, PAGE, "utf-8", PageBudget(), fingerprint_of, size=100)
+        in_process = await workers.run(sign_page, PAGE, "utf-8", PageBudget(), fingerprint_of, size=len(PAGE))
+        where = await workers.run(os.getpid, size=len(PAGE)), await workers.run(os.getpid, size=100)
+        return in_thread, in_process, where
+
+    try:
+        (limited_t, print_t), (limited_p, print_p), (helper, thread) = asyncio.run(both())
+    finally:
+        workers.close()
+    assert helper != os.getpid() and thread == os.getpid()  # a large page's work went to another process
+    assert limited_t is None and limited_p is None
+    assert print_p.digest == print_t.digest and print_p.length == print_t.length > 1_000_000 // 2
+    assert np.array_equal(print_p.values, print_t.values)
+
+
+def test_the_helper_process_ends_with_the_crawl_even_after_a_kill_9():
+    script = (
+        "import asyncio, os, time\n"
+        "from crawlproj.content.offload import PageWorkers\n"
+        "workers = PageWorkers(1, 60, 0, process_min_bytes=1)\n"
+        "print(asyncio.run(workers.run(os.getpid, size=10)), flush=True)\n"
+        "time.sleep(60)\n")
+    crawl = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        helper = int(crawl.stdout.readline())
+        os.kill(helper, 0)  # alive while the crawl is
+        crawl.kill()
+        crawl.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.kill(helper, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(helper, 9)
+            raise AssertionError("the helper process outlived the crawl")
+    finally:
+        crawl.kill()
