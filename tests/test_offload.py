@@ -11,7 +11,7 @@ import numpy as np
 
 from crawlproj.content.budget import PageBudget
 from crawlproj.content.near_duplicates import Signer, fingerprint
-from crawlproj.content.offload import PageWorkers
+from crawlproj.content.offload import PageWorkers, StageTimeout
 from crawlproj.content.pipeline import sign_page
 
 # A page of over 1 MB: articles of distinct words in a layout of navigation and footer.
@@ -40,6 +40,50 @@ def test_a_large_page_is_signed_in_the_helper_process_as_it_would_be_in_a_thread
     assert limited_t is None and limited_p is None
     assert print_p.digest == print_t.digest and print_p.length == print_t.length > 1_000_000 // 2
     assert np.array_equal(print_p.values, print_t.values)
+
+
+def test_a_helper_process_past_the_timeout_is_replaced_and_the_next_large_page_does_not_wait():
+    workers = PageWorkers(1, 2, 0, process_min_bytes=1)
+
+    async def stuck_then_next():
+        first = await workers.run(os.getpid, size=10)
+        queued = asyncio.ensure_future(workers.run(os.getpid, size=10))  # behind the stuck one
+        try:
+            await workers.run(time.sleep, 600, size=10)
+        except StageTimeout:
+            pass
+        else:
+            raise AssertionError("no timeout")
+        try:
+            await queued
+        except StageTimeout:
+            behind = "timed out"
+        else:
+            behind = "ran"
+        started = time.monotonic()
+        after = await workers.run(os.getpid, size=10)
+        return first, behind, after, time.monotonic() - started
+
+    try:
+        first, behind, after, waited = asyncio.run(stuck_then_next())
+    finally:
+        workers.close()
+    assert behind == "timed out"  # it was queued behind the killed work
+    assert after not in (first, os.getpid()) and waited < 2  # a new helper, not the stuck one, within its start-up
+    try:
+        os.kill(first, 0)
+    except ProcessLookupError:
+        pass
+    else:
+        deadline = time.monotonic() + 5  # the kill may take a moment to be reaped
+        while time.monotonic() < deadline:
+            try:
+                os.kill(first, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the stuck helper process lives on")
 
 
 def test_the_helper_process_ends_with_the_crawl_even_after_a_kill_9():

@@ -30,6 +30,7 @@ import signal
 import sys
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
@@ -114,13 +115,32 @@ class PageWorkers:
 
     async def run(self, fn: Callable[..., T], *args: Any, size: int | None = None) -> T:
         """``fn(*args)`` in a page thread, or in the helper process for a page of ``size`` bytes
-        from ``PAGE_PROCESS_MIN_BYTES``; :class:`StageTimeout` when it takes too long (the work
-        finishes in the background and its result is dropped)."""
-        future = asyncio.wrap_future(self._executor(size).submit(fn, *args))
+        from ``PAGE_PROCESS_MIN_BYTES``; :class:`StageTimeout` when it takes too long. A thread's
+        work finishes in the background and its result is dropped; the helper process is
+        killed instead, and a new one started for the next large page, so that pages queued
+        behind it do not wait (they fail with :class:`StageTimeout` too, as the killed work's did)."""
+        pool = self._executor(size)
+        future = asyncio.wrap_future(pool.submit(fn, *args))
         try:
             return await asyncio.wait_for(future, self.timeout)
         except asyncio.TimeoutError:
+            if pool is self.process:
+                self._restart_process()
             raise StageTimeout(f"over {self.timeout:g} s") from None
+        except BrokenProcessPool:  # killed under it, after another page's timeout
+            raise StageTimeout("the helper process was restarted") from None
+
+    def _restart_process(self) -> None:
+        pool, self.process = self.process, None
+        if pool is None:
+            return
+        # ProcessPoolExecutor kills its workers only from Python 3.14 (kill_workers()).
+        for process in list(getattr(pool, "_processes", {}).values()):
+            process.kill()
+        # Not cancel_futures: pages queued behind get BrokenProcessPool, not a cancellation
+        # that would read as their own task's.
+        pool.shutdown(wait=False)
+        logger.warning("the page helper process ran past PAGE_STAGE_TIMEOUT (%g s): restarted", self.timeout)
 
     def close(self) -> None:
         for pool in (self.executor, self.process):
