@@ -21,6 +21,18 @@ PAGE = (f"<html><head><title>Large</title></head><body><nav><a href=/a>a</a></na
         "<footer>footer</footer></body></html>").encode()
 
 
+def _ended(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` is gone within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def test_a_large_page_is_signed_in_the_helper_process_as_it_would_be_in_a_thread():
     assert len(PAGE) > 1_000_000
     workers = PageWorkers(1, 120, 0, process_min_bytes=1_000_000)
@@ -70,20 +82,7 @@ def test_a_helper_process_past_the_timeout_is_replaced_and_the_next_large_page_d
         workers.close()
     assert behind == "timed out"  # it was queued behind the killed work
     assert after not in (first, os.getpid()) and waited < 2  # a new helper, not the stuck one, within its start-up
-    try:
-        os.kill(first, 0)
-    except ProcessLookupError:
-        pass
-    else:
-        deadline = time.monotonic() + 5  # the kill may take a moment to be reaped
-        while time.monotonic() < deadline:
-            try:
-                os.kill(first, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.05)
-        else:
-            raise AssertionError("the stuck helper process lives on")
+    assert _ended(first, 5), "the stuck helper process lives on"  # the kill may take a moment to be reaped
 
 
 def test_the_helper_process_ends_with_the_crawl_even_after_a_kill_9():
@@ -100,14 +99,7 @@ def test_the_helper_process_ends_with_the_crawl_even_after_a_kill_9():
         os.kill(helper, 0)  # alive while the crawl is
         crawl.kill()
         crawl.wait()
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                os.kill(helper, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.05)
-        else:
+        if not _ended(helper, 10):
             os.kill(helper, 9)
             raise AssertionError("the helper process outlived the crawl")
     finally:
