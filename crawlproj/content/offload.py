@@ -37,8 +37,8 @@ from weakref import WeakKeyDictionary
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.http import Request, Response, TextResponse
-from scrapy.utils.reactor import is_asyncio_reactor_installed
 
+from ..store.writer import asyncio_reactor
 from .budget import PageBudget
 from .extract import adopt_parsed_page, is_html, page_budget
 from .page import ParsedPage
@@ -49,13 +49,6 @@ T = TypeVar("T")
 
 class StageTimeout(Exception):
     """Per-page work that ran past ``PAGE_STAGE_TIMEOUT``."""
-
-
-def _asyncio_reactor() -> bool:
-    try:
-        return is_asyncio_reactor_installed()
-    except RuntimeError:  # no reactor at all (a script or a test awaiting with asyncio.run)
-        return False
 
 
 def _die_with_parent() -> None:
@@ -81,7 +74,7 @@ class PageWorkers:
         self.executor: ThreadPoolExecutor | None = None
         self.process: ProcessPoolExecutor | None = None
         # Threads need asyncio's loop to be awaited from Scrapy's coroutines.
-        self.enabled = threads > 0 and _asyncio_reactor()
+        self.enabled = threads > 0 and asyncio_reactor()
         if self.enabled and switch_interval > 0:
             # A page thread running Python holds the GIL for up to this long while the
             # reactor waits for it (Python's default, 5 ms, measurably delayed due requests).
@@ -125,15 +118,13 @@ class PageWorkers:
             return await asyncio.wait_for(future, self.timeout)
         except asyncio.TimeoutError:
             if pool is self.process:
-                self._restart_process()
+                self._restart_process(pool)
             raise StageTimeout(f"over {self.timeout:g} s") from None
         except BrokenProcessPool:  # killed under it, after another page's timeout
             raise StageTimeout("the helper process was restarted") from None
 
-    def _restart_process(self) -> None:
-        pool, self.process = self.process, None
-        if pool is None:
-            return
+    def _restart_process(self, pool: Executor) -> None:
+        self.process = None
         # ProcessPoolExecutor kills its workers only from Python 3.14 (kill_workers()).
         for process in list(getattr(pool, "_processes", {}).values()):
             process.kill()

@@ -20,6 +20,15 @@ from scrapy.utils.reactor import is_asyncio_reactor_installed
 T = TypeVar("T")
 
 
+def asyncio_reactor() -> bool:
+    """Whether asyncio's reactor runs (work in a thread can then be awaited from Scrapy's
+    coroutines); False with no reactor at all (a pipeline or a script used on its own)."""
+    try:
+        return is_asyncio_reactor_installed()
+    except RuntimeError:
+        return False
+
+
 class WriterThread:
     """Runs ``fn(*args)`` calls one at a time, in the order they were given, in one thread.
 
@@ -30,10 +39,7 @@ class WriterThread:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        try:
-            self.threaded = is_asyncio_reactor_installed()
-        except RuntimeError:  # no reactor at all (a pipeline used on its own)
-            self.threaded = False
+        self.threaded = asyncio_reactor()
         self._executor: ThreadPoolExecutor | None = None
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
