@@ -498,12 +498,16 @@ REVISIT_FACTOR: number(float, 0, inclusive=False) = 1.0
 #: servers' polite capacity (the rest is left to discovery). Replanned every
 #: REVISIT_REPLAN_SECONDS (real) from up to REVISIT_RATE_SAMPLE estimated rates.
 REVISIT_BUDGET: number(float, 0) = 0.0
-#: ...but a page is never revisited before it has changed with this probability, so an
-#: ample budget is not spent on pages that rarely change.
-REVISIT_MIN_CHANGE: probability = 0.1
 REVISIT_SHARE: fraction_or_one = 0.5
 REVISIT_REPLAN_SECONDS: number(float, 0) = 60.0
 REVISIT_RATE_SAMPLE: number(int, 100) = 100_000
+#: The budget schedule never revisits a page before it has changed with this probability, so
+#: an ample budget is not spent on pages that rarely change.
+REVISIT_MIN_CHANGE: probability = 0.1
+#: A page the budget schedule would leave alone because every visit found it changed is first
+#: revisited up to REVISIT_PROBES times at half the budget's threshold interval, to tell a page
+#: that changes too fast to keep fresh from one merely visited seldom (0: never).
+REVISIT_PROBES: number(int, 0) = 2
 #: What counts as a change: "text" (the main text's hash, so ads and timestamps in the
 #: layout are not changes) or "body" (any byte). REVISIT_IGNORE_PATTERNS (regexes) are cut
 #: from the text first, e.g. dates inside the article.

@@ -1,5 +1,6 @@
 """The incremental crawler's pure logic: eq. (3), the exact MLE, revisit intervals, the server load index."""
 
+import dataclasses
 import math
 import random
 
@@ -258,7 +259,8 @@ def test_a_revisit_queue_from_before_sitemap_lastmod_is_upgraded(tmp_path):
                       1, 0, 0, 1))
     queue = RevisitQueue(path)
     old = queue.get("http://a/0")
-    assert (old.sitemap_lastmod, old.dated_changes, old.dated_exposure, old.source) == (None, 0.0, 0.0, "")
+    assert (old.sitemap_lastmod, old.dated_changes, old.dated_exposure, old.source, old.probes) == \
+        (None, 0.0, 0.0, "", 0)
     planner = Planner(RevisitPolicy(min_interval=60, first_interval=(100, 100)), "estimate", random.Random(1))
     queue.put(planner.first("http://a/1", "a", 0.0, modified_at=-500.0))
     queue.commit()
@@ -444,6 +446,93 @@ def test_rate_grid_learns_the_population_and_judges_always_changed_pages_fast():
     assert np.median(posterior[always]) > 5 * np.median(smoothed_rate(T[always], U[always], m[always], span))
     slow = m <= 5
     assert np.median(np.abs(posterior[slow] - true[slow]) / true[slow]) < 0.8
+
+
+def test_rate_grid_spreads_the_mass_above_the_threshold_flat_in_log_rate():
+    rng = np.random.default_rng(3)
+    # Pages near one rate (two days), known from many dates, and pages that changed at every
+    # one of ten visits ten days apart: the maximum-likelihood mixture heaps the second kind
+    # on the rates the first kind supports.
+    n = 400
+    true = np.concatenate([np.full(n, 1 / (2 * DAY)), np.exp(rng.uniform(math.log(1 / DAY), math.log(1 / 3600), n))])
+    md = np.concatenate([rng.poisson(60, n), np.zeros(n)])
+    S = np.concatenate([md[:n] / true[:n], np.zeros(n)])
+    T, U, m = np.full(2 * n, 100 * DAY), np.zeros(2 * n), np.full(2 * n, 10.0)
+    heaped, spread = RateGrid(high=1 / 3600), RateGrid(high=1 / 3600)
+    for _ in range(20):  # refitted as the crawl goes on
+        heaped.fit(heaped.loglik(T, U, m, md, S))
+        spread.fit(spread.loglik(T, U, m, md, S), censored_above=1 / (3 * DAY))
+    w_heaped, w_spread = np.exp(heaped.log_weights), np.exp(spread.log_weights)
+    above = spread.rates >= 1 / (3 * DAY)
+    assert np.allclose(w_spread[above], w_spread[above][0])  # flat in log rate
+    assert w_spread[above].sum() == pytest.approx(w_heaped[above].sum(), rel=0.05)  # no mass lost
+    assert w_heaped[above].max() > 5 * w_spread[above].max()  # without it: a heap
+    censored = slice(n, 2 * n)
+    rate_heaped = heaped.posterior_rate(heaped.posterior(heaped.loglik(T, U, m, md, S)))[censored]
+    rate_spread = spread.posterior_rate(spread.posterior(spread.loglik(T, U, m, md, S)))[censored]
+    # Pages that always changed are no longer taken for the heap's rate: they are judged as
+    # fast as pages above the threshold may be, and left for long intervals.
+    assert np.median(rate_heaped) < 1 / DAY < np.median(rate_spread)
+
+
+def test_probe_intervals_come_before_a_page_is_left_alone_on_yes_no_visits():
+    from crawlproj.revisit.schedule import probe_intervals
+
+    policy = RevisitPolicy(min_interval=3600, probes=2)
+    mu = 2 * DAY  # pages changing faster than every two days are not worth the budget
+    fast, kept = 1 / DAY, 1 / (5 * DAY)
+
+    def probe(rate=fast, unchanged=0.0, changes=3, dated=0.0, probes=0, mu=mu):
+        return float(probe_intervals(rate, mu, unchanged, changes, dated, probes, policy))
+
+    assert probe() == DAY  # always changed, about to be left alone: probed at mu / 2
+    assert probe(probes=1) == DAY and math.isnan(probe(probes=2))  # twice at most
+    assert math.isnan(probe(rate=kept))  # worth revisiting: the allocation decides
+    assert math.isnan(probe(unchanged=DAY))  # once found unchanged, the visits tell the rate
+    assert math.isnan(probe(dated=DAY))  # dates tell the rate
+    assert math.isnan(probe(changes=0))  # no revisit yet
+    assert probe(mu=600.0, rate=1.0) == 3600  # never sooner than the policy's minimum
+    got = probe_intervals([fast, kept], mu, [0.0, 0.0], [1, 1], [0.0, 0.0], [0, 0], policy)
+    assert got[0] == DAY and math.isnan(got[1])  # arrays alike (the simulation)
+    with pytest.raises(ValueError):
+        RevisitPolicy(probes=-1)
+
+
+def test_planner_probes_a_page_that_always_changed_before_leaving_it(tmp_path):
+    planner = Planner(RevisitPolicy(min_interval=60, first_interval=(100, 100), probes=2), "budget",
+                      random.Random(1))
+    planner.mu = 2 * DAY
+    population = []  # the crawl so far: pages seen changed at every visit ten days apart, and slow ones
+    for i in range(100):
+        st = planner.first(f"http://b/{i}", "b", 0.0)
+        history = st.history
+        for k in range(1, 6):
+            history = history.visit(k * 10 * DAY, changed=i % 2 == 0 or k == 5)
+        population.append(dataclasses.replace(st, history=history))
+    planner.fit_priors(population)
+    assert planner.grid_fitted
+    state = planner.first("http://a/0", "a", 0.0)
+    rules, intervals, now = [], [], 0.0
+    for _ in range(8):  # changed at every visit, ten days apart (or at the probe's interval)
+        now += state.interval if rules and rules[-1] == "probe" else 10 * DAY
+        state = planner.visit(state, now, changed=True)
+        rules.append(state.rule)
+        intervals.append(state.interval)
+    first = rules.index("probe")
+    assert rules[first:first + 3] == ["probe", "probe", "budget"] and rules.count("probe") == 2
+    assert intervals[first] == intervals[first + 1] == planner.mu / 2 and state.probes == 2
+    assert state.rate * planner.mu >= 1 and state.interval > 100 * DAY  # then judged too fast: left alone
+    queue = RevisitQueue(str(tmp_path / "r.db"))
+    queue.put(state)
+    queue.commit()
+    assert RevisitQueue(str(tmp_path / "r.db")).get("http://a/0").probes == 2
+    # A probe that finds the page unchanged puts it back in the allocation.
+    other = planner.first("http://a/1", "a", 0.0)
+    for k in range(first + 1):
+        other = planner.visit(other, (k + 1) * 10 * DAY, changed=True)
+    assert other.rule == "probe"
+    back = planner.visit(other, other.history.last_access + other.interval, changed=False)
+    assert back.rule == "budget" and back.interval < 100 * DAY
 
 
 def test_planner_starts_new_pages_at_their_neighbours_rate_and_uses_dates_first():

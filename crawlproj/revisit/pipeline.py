@@ -51,7 +51,7 @@ def planner_from_settings(settings) -> Planner:
         min_interval=settings.getfloat("REVISIT_MIN_INTERVAL"), max_interval=settings.getfloat("REVISIT_MAX_INTERVAL"),
         first_interval=(low, high), backoff=settings.getfloat("REVISIT_BACKOFF"),
         shrink=settings.getfloat("REVISIT_SHRINK"), factor=settings.getfloat("REVISIT_FACTOR"),
-        min_change=settings.getfloat("REVISIT_MIN_CHANGE"))
+        min_change=settings.getfloat("REVISIT_MIN_CHANGE"), probes=settings.getint("REVISIT_PROBES"))
     return Planner(policy, settings.get("REVISIT_SCHEDULE"), random.Random())
 
 

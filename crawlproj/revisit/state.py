@@ -13,7 +13,9 @@ the dated evidence (changes with a known date, and the time known to be without 
 * ``budget``: the freshness-optimal share of a revisit budget for the page's
   estimated rate (Cho & Garcia-Molina), never more often than the page changes
   (:func:`~.schedule.budget_intervals`); ``mu`` is set by :meth:`Planner.replan`
-  from a sample of rates. ``bench/revisit_sim.py`` measured why this is the default.
+  from a sample of rates. A page it would leave alone on yes/no visits that always found a
+  change is first probed sooner (rule ``probe``, :func:`~.schedule.probe_intervals`).
+  ``bench/revisit_sim.py`` measured why this is the default.
 
 The rate a page is planned with rests on the best evidence it has (:meth:`Planner.estimate`):
 believed dates (Last-Modified, sitemap lastmod), else yes/no visits, else its neighbours'
@@ -33,7 +35,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .estimator import GroupPrior, PageHistory, RateGrid, dated_observation, dated_rate, smoothed_rate
-from .schedule import RevisitPolicy, budget_intervals, optimal_intervals
+from .schedule import RevisitPolicy, budget_intervals, optimal_intervals, probe_intervals
 
 SCHEDULES = ("budget", "estimate")
 
@@ -84,6 +86,7 @@ class UrlState:
     dated_exposure: float = 0.0  # crawl-clock seconds known to be without change, from those dates
     dated_seen: float | None = None  # the last dated observation (crawl clock)
     source: str = ""  # what the rate rests on: dates | visits | prior (none yet: "")
+    probes: int = 0  # visits made as probes before the page would be left alone (probe_intervals)
 
     @property
     def conditional_headers(self) -> dict[str, str]:
@@ -109,7 +112,8 @@ class Planner:
         self.np_rng = np.random.default_rng(self.rng.getrandbits(64))
         self.mu: float | None = None  # the budget's multiplier; None until the first replan
         self.groups = GroupPrior()  # each site's and directory's rate
-        self.grid = RateGrid()  # the population's prior
+        # The population's prior, up to the fastest rate the schedule can act on.
+        self.grid = RateGrid(high=1.0 / self.policy.min_interval)
         self.grid_fitted = False
         self.min_fit = 50  # pages a population prior needs
 
@@ -150,7 +154,7 @@ class Planner:
         source = "dates" if state.dated_exposure > 0 else "visits"
         if self.grid_fitted:
             ll = self.grid.loglik([h.elapsed], [h.unchanged], [h.changes], [state.dated_changes],
-                                  [state.dated_exposure])
+                                  [state.dated_exposure], [h.tc_min])
             prior = self.group_rate(state.url, state.host)
             post = self.grid.posterior(ll, [prior if prior else math.nan])
             return float(self.grid.posterior_rate(post)[0]), source
@@ -177,11 +181,12 @@ class Planner:
                 continue
             for key in group_keys(st.url, st.host):
                 raw.setdefault(key, []).append(rate)
-            rows.append((h.elapsed, h.unchanged, h.changes, st.dated_changes, st.dated_exposure))
+            rows.append((h.elapsed, h.unchanged, h.changes, st.dated_changes, st.dated_exposure, h.tc_min))
         self.groups.fit({k: np.asarray(v) for k, v in raw.items()})
         if len(rows) >= self.min_fit:
-            T, U, m, md, S = (np.asarray(c, dtype=float) for c in zip(*rows))
-            self.grid.fit(self.grid.loglik(T, U, m, md, S))
+            T, U, m, md, S, tc_min = (np.asarray(c, dtype=float) for c in zip(*rows))
+            # Above the budget's threshold the visits cannot tell rates apart (RateGrid.fit).
+            self.grid.fit(self.grid.loglik(T, U, m, md, S, tc_min), censored_above=1.0 / self.mu if self.mu else None)
             self.grid_fitted = True
 
     def sitemap_lastmod(self, state: UrlState, lastmod: float, now: float, scale: float = 1.0) -> UrlState | None:
@@ -206,6 +211,7 @@ class Planner:
         interval, rule, rate, source = self.next_interval(state)
         return replace(
             state, interval=interval, next_due=now + interval, rule=rule, rate=rate, source=source,
+            probes=state.probes + (rule == "probe"),
             content_hash=content_hash or state.content_hash, etag=etag or state.etag,
             last_modified=last_modified or state.last_modified, visits=state.visits + 1,
             not_modified=state.not_modified + not_modified, errors=0)
@@ -220,6 +226,11 @@ class Planner:
         """(interval, rule, estimated rate, its source) for a page in this state."""
         rate, source = self.estimate(state)
         if self.schedule == "budget" and self.mu is not None and rate is not None:
+            h = state.history
+            probe = float(probe_intervals(rate, self.mu, h.unchanged, h.changes, state.dated_exposure, state.probes,
+                                          self.policy))
+            if not math.isnan(probe):
+                return probe, "probe", rate, source
             return float(budget_intervals(rate, self.mu, self.policy, self.np_rng)), "budget", rate, source
         interval, rule = self.policy.next_interval(state.history, state.interval, self.rng)
         return interval, rule, rate, source
