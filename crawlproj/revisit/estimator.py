@@ -277,14 +277,11 @@ class RateGrid:
             return np.log(-np.expm1(-lam * np.maximum(t, 1e-9)))
 
         with np.errstate(divide="ignore", invalid="ignore"):
-            if tc_min is None:
-                tc = np.where(m > 0, (T - U) / np.maximum(m, 1), 0.0)
-                binary = m * changed_within(tc)
-            else:
-                shortest = np.asarray(tc_min, dtype=float)[:, None]
-                shortest = np.where(np.isfinite(shortest), shortest, 0.0)
-                rest = np.where(m > 1, (T - U - shortest) / np.maximum(m - 1, 1), 0.0)
-                binary = changed_within(shortest) + np.where(m > 1, (m - 1) * changed_within(rest), 0.0)
+            mean = (T - U) / np.maximum(m, 1)  # without tc_min every changed interval is at the mean
+            shortest = mean if tc_min is None else np.asarray(tc_min, dtype=float)[:, None]
+            shortest = np.where(np.isfinite(shortest), shortest, 0.0)
+            rest = np.where(m > 1, (T - U - shortest) / np.maximum(m - 1, 1), 0.0)
+            binary = changed_within(shortest) + np.where(m > 1, (m - 1) * changed_within(rest), 0.0)
         binary = np.where(m > 0, binary - lam * U, -lam * U)
         if changes is None:
             return binary
