@@ -400,7 +400,10 @@ PAGE_PROCESS_MIN_BYTES: number(int, 0) = 1024 * 1024
 PAGE_STAGE_TIMEOUT: number(float, 0, inclusive=False) = 20.0
 #: The reactor's stalls are measured by a tick this often (0: not measured); a stall of
 #: STALL_WARN seconds or more is logged and counted (reactor/stalls, reactor/max_stall_seconds).
-STALL_TICK: number(float, 0) = 0.05
+#: A fetch's duration leaves out the stalls the tick saw (the thread waiting for the GIL a
+#: page thread keeps), and it sees only those that cover its due time: at 0.05 most stalls
+#: of tens of ms went unseen, and a 10x duration rule read each as a slow server.
+STALL_TICK: number(float, 0) = 0.01
 STALL_WARN: number(float, 0, inclusive=False) = 1.0
 #: Archive the content of duplicates too (by default they are recorded, not archived).
 NEAR_DUPLICATES_KEEP_CONTENT: boolean = False

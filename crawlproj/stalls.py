@@ -11,10 +11,13 @@ there are none.
 :class:`ReactorLag` is the bookkeeping (pure).
 
 :class:`IdleTimingEventLoop` (``ASYNCIO_EVENT_LOOP``) is asyncio's selector loop timing
-how long it waits for I/O: :func:`loop_busy_seconds` is then the time the thread was
-held, measured exactly (the tick only sees stalls that cover its due time). Time the
-thread was held while a download was in flight is the crawler's doing, not the
-server's: the Waseda middleware takes it off the fetch duration the politeness rules read.
+how long it waits for I/O: :func:`loop_busy_seconds` is then the time the thread ran
+work, measured exactly. It cannot see the thread held outside its work: waiting for the
+GIL that a page thread keeps through one long C call, or for a core. The tick sees
+those, but only stalls that cover its due time. Time the thread was held while a
+download was in flight is the crawler's doing, not the server's: the Waseda middleware
+takes the larger of the two measures (:func:`held_mark`, :func:`crawler_held`) off the
+fetch duration the politeness rules read.
 
 :class:`TurnTaker` lets long work on the reactor's thread (a page's thousands of
 links) give the reactor a turn every ``turn`` seconds.
@@ -88,6 +91,10 @@ class IdleTimingEventLoop(asyncio.SelectorEventLoop):
     def __init__(self) -> None:
         super().__init__(_IdleTimingSelector())
 
+    def close(self) -> None:
+        super().close()
+        LOOP_IDLE.active = False  # a later loop of another kind must not read this one's clock
+
 
 def loop_busy_seconds() -> float | None:
     """Seconds the event loop's thread has been busy (not waiting for I/O), from an arbitrary
@@ -102,12 +109,24 @@ def loop_busy_seconds() -> float | None:
 OWN_TIME_ALLOWANCE = 0.005
 
 
-def crawler_held(seconds: float, busy_before: float | None, busy_after: float | None) -> float:
+#: The running :class:`StallMonitor`'s tick lateness (a process has one reactor), or None.
+_TICKS: ReactorLag | None = None
+
+HeldMark = tuple[float | None, float | None]
+
+
+def held_mark() -> HeldMark:
+    """How long the reactor's thread has been held so far, by both measures: its busy time
+    (:func:`loop_busy_seconds`) and the stall tick's summed lateness; None where unknown."""
+    return loop_busy_seconds(), (_TICKS.total if _TICKS is not None else None)
+
+
+def crawler_held(seconds: float, before: HeldMark, after: HeldMark) -> float:
     """Of a fetch that took ``seconds``, the part the crawler's own thread held it (beyond
-    :data:`OWN_TIME_ALLOWANCE`), from :func:`loop_busy_seconds` before and after; 0 unknown."""
-    if busy_before is None or busy_after is None:
-        return 0.0
-    return min(seconds, max(0.0, busy_after - busy_before - OWN_TIME_ALLOWANCE))
+    :data:`OWN_TIME_ALLOWANCE`), from :func:`held_mark` before and after: the larger of the
+    two measures, since each sees stalls the other misses; 0 unknown."""
+    held = max((b - a for a, b in zip(before, after) if a is not None and b is not None), default=0.0)
+    return min(seconds, max(0.0, held - OWN_TIME_ALLOWANCE))
 
 
 class TurnTaker:
@@ -154,6 +173,8 @@ class StallMonitor:
         return ext
 
     def start(self) -> None:
+        global _TICKS
+        _TICKS = self.lag
         self.lag.ticked(time.monotonic())
         self._loop.start(self.tick, now=False)
 
@@ -167,5 +188,8 @@ class StallMonitor:
             logger.warning("the reactor was held %.2f s", late)
 
     def stop(self) -> None:
+        global _TICKS
+        if _TICKS is self.lag:
+            _TICKS = None
         if self._loop.running:
             self._loop.stop()

@@ -201,10 +201,10 @@ def test_pacer_rest_follows_the_fetch_duration():
 
 def test_pacer_rest_leaves_out_the_time_the_crawlers_own_thread_held_the_fetch():
     rests = []
-    busy = iter([10.0, 10.5])  # the loop's busy clock at the fetch's start and end: held 0.5 s
+    marks = iter([(10.0, None), (10.5, None)])  # the loop's busy clock at the fetch's start and end: held 0.5 s
 
     async def run():
-        pacer = SubrequestPacer(rest=lambda key, duration: rests.append(duration) or 0.0, busy=lambda: next(busy))
+        pacer = SubrequestPacer(rest=lambda key, duration: rests.append(duration) or 0.0, held=lambda: next(marks))
 
         async def fetch():
             await asyncio.sleep(0.6)

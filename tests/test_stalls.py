@@ -21,10 +21,10 @@ def test_idle_timing_loop_counts_waiting_as_idle_and_work_as_busy():
         waited = loop_busy_seconds() - before
         time.sleep(0.2)  # the loop's thread held: busy
         worked = loop_busy_seconds() - before - waited
-        return waited, worked
+        return waited, worked, LOOP_IDLE.active
 
-    waited, worked = run(wait_then_work())
-    assert LOOP_IDLE.active
+    waited, worked, active = run(wait_then_work())
+    assert active and not LOOP_IDLE.active  # read while the loop runs, not after it closed
     assert waited < 0.05
     assert 0.19 <= worked < 0.3
 
@@ -46,6 +46,58 @@ def test_turns_let_a_due_timer_run_in_the_middle_of_long_work():
     ran_at.clear()
     start, end = run(long_work(None))
     assert all(t >= end for t in ran_at)  # without turns the timer waits for the whole job
+
+
+def test_a_thread_keeping_the_gil_is_held_time_though_the_loop_looks_idle(monkeypatch):
+    """A page thread in one long C call (lexbor, resiliparse) keeps the GIL: the loop's
+    thread, woken, waits for it, and the idle-timing loop counts that wait as idle. The
+    stall tick runs late by it, so the held time a fetch is discounted by includes it."""
+    import random
+    import threading
+
+    from crawlproj import stalls
+
+    ticks = ReactorLag(0.01)
+    monkeypatch.setattr(stalls, "_TICKS", ticks)
+    values = [random.random() for _ in range(2_000_000)]
+    took: list[float] = []
+
+    def sort_keeping_the_gil():
+        time.sleep(0.03)  # starts while the loop waits in its selector, as a page thread's call does
+        start = time.perf_counter()
+        sorted(values)  # list.sort on floats: one C call that never lets the GIL go
+        took.append(time.perf_counter() - start)
+
+    async def scenario():
+        async def tick():
+            while True:
+                ticks.ticked(time.monotonic())
+                await asyncio.sleep(0.01)
+
+        ticker = asyncio.ensure_future(tick())
+        await asyncio.sleep(0.05)
+        before, started = stalls.held_mark(), time.monotonic()
+        thread = threading.Thread(target=sort_keeping_the_gil)
+        thread.start()
+        while thread.is_alive():
+            await asyncio.sleep(0.01)  # the loop waits: its thread does no work of its own
+        await asyncio.sleep(0.05)
+        after, seconds = stalls.held_mark(), time.monotonic() - started
+        ticker.cancel()
+        return before, after, seconds
+
+    missed = []
+    for _ in range(3):  # the loop's thread may be mid-work when the sort starts (a tick's few µs in 10 ms)
+        took.clear()
+        before, after, seconds = run(scenario())
+        assert took[0] >= 0.15, "the sort is too quick on this machine to show a stall"
+        busy, late = after[0] - before[0], after[1] - before[1]
+        assert late >= 0.6 * took[0]  # the tick sees the stall...
+        assert stalls.crawler_held(seconds, before, after) >= 0.6 * took[0] - stalls.OWN_TIME_ALLOWANCE
+        missed.append(busy < 0.5 * took[0])
+        if missed[-1]:
+            break
+    assert any(missed)  # ...where the loop's busy clock alone misses most of it
 
 
 def test_reactor_lag_sums_how_late_each_tick_ran():

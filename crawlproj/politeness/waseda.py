@@ -10,8 +10,9 @@ to the frontier with :data:`crawlproj.signals.host_rest`. The frontier enforces 
 the frontier can rest a host without holding one of Scrapy's download slots.
 
 A fetch's duration is the server's share of it: the time the crawler's own thread was
-busy meanwhile (measured by :class:`~crawlproj.stalls.IdleTimingEventLoop`), beyond a
-few milliseconds, is left out, so a busy crawler is not read as a slow server.
+held meanwhile (busy, measured by :class:`~crawlproj.stalls.IdleTimingEventLoop`, or
+stalled, measured by the stall tick), beyond a few milliseconds, is left out, so a busy
+crawler is not read as a slow server.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 
 from ..signals import fetch_observed, host_rest
-from ..stalls import crawler_held, loop_busy_seconds
+from ..stalls import HeldMark, crawler_held, held_mark
 from .hosts import HostPoliteness
 
 _states: WeakKeyDictionary = WeakKeyDictionary()
@@ -53,14 +54,14 @@ class WasedaIntervalMiddleware:
         self.crawler = crawler
         self.stats = crawler.stats
         self.hosts = host_politeness(crawler)
-        self._started: dict[int, tuple[float, float | None]] = {}  # id(request) -> (when, busy then)
+        self._started: dict[int, tuple[float, HeldMark]] = {}  # id(request) -> (when, the held mark then)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WasedaIntervalMiddleware:
         return cls(crawler)
 
     def process_request(self, request: Any, spider: Any = None) -> None:
-        self._started[id(request)] = (time.monotonic(), loop_busy_seconds())
+        self._started[id(request)] = (time.monotonic(), held_mark())
         return None
 
     def process_response(self, request: Any, response: Response, spider: Any = None) -> Response:
@@ -82,7 +83,7 @@ class WasedaIntervalMiddleware:
         now = time.monotonic()
         seconds = now - started[0]
         # The crawler's own time, not the server's (beyond a small allowance).
-        held = crawler_held(seconds, started[1], loop_busy_seconds())
+        held = crawler_held(seconds, started[1], held_mark())
         if held > 0:
             self.stats.inc_value("politeness/busy_discounted_seconds", round(held, 3))
             seconds -= held

@@ -28,7 +28,7 @@ from scrapy_playwright.page import PageMethod
 from .. import signals as crawl_signals
 from ..politeness.interval import IntervalPolicy
 from ..politeness.keepalive import expose_connection_header
-from ..stalls import crawler_held, loop_busy_seconds
+from ..stalls import crawler_held, held_mark
 from .browser import INSTALL_HINT, browser_rss, descendants, find_chromium, lower_priority
 from .pacing import SubrequestPacer
 
@@ -370,12 +370,12 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         request = Request(url, method=method, headers=headers or {}, dont_filter=True,
                           meta={"render_subrequest": True, "dont_redirect": True, "dont_retry": True,
                                 "handle_httpstatus_all": True, "download_slot": f"render:{host}"})
-        started, busy = time.monotonic(), loop_busy_seconds()
+        started, mark = time.monotonic(), held_mark()
         response = await self.crawler.engine.download_async(request)
         render.server_done = time.monotonic()
         seconds = render.server_done - started
         # The server's time: not the crawler's own (its thread busy meanwhile), as for any fetch.
-        render.server_seconds = max(render.server_seconds, seconds - crawler_held(seconds, busy, loop_busy_seconds()))
+        render.server_seconds = max(render.server_seconds, seconds - crawler_held(seconds, mark, held_mark()))
         self.stats.inc_value("render/subrequests")
         return response
 

@@ -7,7 +7,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from ..stalls import crawler_held, loop_busy_seconds
+from ..stalls import HeldMark, crawler_held, held_mark
 
 T = TypeVar("T")
 
@@ -25,10 +25,10 @@ class SubrequestPacer:
     """
 
     def __init__(self, rest: Callable[[str, float], float], clock: Callable[[], float] = time.monotonic,
-                 busy: Callable[[], float | None] = loop_busy_seconds) -> None:
+                 held: Callable[[], HeldMark] = held_mark) -> None:
         self.rest = rest
         self.clock = clock
-        self.busy = busy
+        self.held = held
         self._locks: dict[str, asyncio.Lock] = {}
         self._free_at: dict[str, float] = {}  # key -> when its next sub-request may start
 
@@ -38,13 +38,13 @@ class SubrequestPacer:
             wait = self._free_at.get(key, 0.0) - self.clock()
             if wait > 0:
                 await asyncio.sleep(wait)
-            started, busy = self.clock(), self.busy()
+            started, mark = self.clock(), self.held()
             try:
                 return await fetch()
             finally:
                 finished = self.clock()
                 seconds = finished - started
-                self._free_at[key] = finished + self.rest(key, seconds - crawler_held(seconds, busy, self.busy()))
+                self._free_at[key] = finished + self.rest(key, seconds - crawler_held(seconds, mark, self.held()))
                 if len(self._free_at) > 10_000:
                     self._forget(finished)
 
