@@ -228,6 +228,23 @@ def fingerprinter(index: Any) -> Callable[[str], Fingerprint]:
                    char_n=index.char_n, max_chars=index.max_chars)
 
 
+class SigningShape:
+    """How an index signs a page's main text: the threshold it matches at, its MinHash
+    permutations and shingle sizes. Both indexes (memory and Redis) sign alike, through
+    this, so one crawl's signatures compare with another's."""
+
+    def __init__(self, threshold: float = 0.8, num_perm: int = 128, min_shingles: int = 1, word_n: int = 5,
+                 char_n: int = 5, max_chars: int = 0) -> None:
+        self.threshold, self.num_perm, self.min_shingles = threshold, num_perm, min_shingles
+        self.word_n, self.char_n, self.max_chars = word_n, char_n, max_chars
+        self.signer = Signer(num_perm)
+        #: :meth:`fingerprint` as a function that pickles (a helper process may run it).
+        self.fingerprint_of = fingerprinter(self)
+
+    def fingerprint(self, text: str) -> Fingerprint:
+        return self.fingerprint_of(text)
+
+
 @dataclass(frozen=True)
 class Match:
     canonical: str  # the key (URL) of the stored page this one duplicates
@@ -235,7 +252,7 @@ class Match:
     jaccard: float  # estimated from the signatures (1.0 for exact)
 
 
-class NearDuplicateIndex:
+class NearDuplicateIndex(SigningShape):
     """Which stored page a page's main text duplicates: exact (content hash) first, then near (LSH).
 
     Only canonical pages enter the index, so a near-duplicate points to the
@@ -254,13 +271,8 @@ class NearDuplicateIndex:
                  min_shingles: int = 1, word_n: int = 5, char_n: int = 5, max_chars: int = 0) -> None:
         from .index_storage import MemoryIndexStorage
 
-        self.threshold = threshold
-        self.num_perm = num_perm
-        self.min_shingles = min_shingles
-        self.word_n, self.char_n = word_n, char_n
-        self.max_chars = max_chars
+        super().__init__(threshold, num_perm, min_shingles, word_n, char_n, max_chars)
         self.lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
-        self.signer = Signer(num_perm)
         self.storage = storage if storage is not None else MemoryIndexStorage()
         self.hashes: dict[str, str] = {}  # content hash -> key
         self.signatures: dict[str, np.ndarray] = {}  # key -> hash values
@@ -287,9 +299,6 @@ class NearDuplicateIndex:
         if self.hashes.get(digest) == key:
             del self.hashes[digest]
         del self.signatures[key]
-
-    def fingerprint(self, text: str) -> Fingerprint:
-        return fingerprinter(self)(text)
 
     def check_and_add(self, key: str, text: str) -> Match | None:
         """The canonical page ``text`` duplicates, or None (and then ``key`` is indexed as canonical)."""

@@ -18,7 +18,7 @@ from .extract import is_html, page_budget
 from .index_storage import SqliteIndexStorage
 from .main_text import extract_main_text
 from .offload import PageWorkers, StageTimeout
-from .near_duplicates import Fingerprint, NearDuplicateIndex, fingerprinter
+from .near_duplicates import Fingerprint, NearDuplicateIndex
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ class NearDuplicatePipeline:
         crawler.signals.connect(self.index.storage.commit, signal=crawl_signals.store_committing)
         self.budget = page_budget(s)
         self.workers = PageWorkers.of(crawler)
-        self.fingerprint_of = fingerprinter(self.index)  # may run in a helper process
+        self.fingerprint_of = self.index.fingerprint_of  # may run in a helper process
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> NearDuplicatePipeline:

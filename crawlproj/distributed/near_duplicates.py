@@ -21,7 +21,7 @@ import hashlib
 import numpy as np
 from datasketch import MinHashLSH
 
-from ..content.near_duplicates import Fingerprint, Match, Signer, fingerprinter
+from ..content.near_duplicates import Fingerprint, Match, SigningShape
 
 
 class _NoStorage:
@@ -34,7 +34,7 @@ class _NoStorage:
         pass
 
 
-class RedisNearDuplicateIndex:
+class RedisNearDuplicateIndex(SigningShape):
     """A :class:`NearDuplicateIndex` whose state lives in Redis (see the module docstring)."""
 
     @classmethod
@@ -47,18 +47,13 @@ class RedisNearDuplicateIndex:
 
     def __init__(self, client, prefix: str, threshold: float = 0.8, num_perm: int = 128, min_shingles: int = 1,
                  word_n: int = 5, char_n: int = 5, max_chars: int = 0) -> None:
+        super().__init__(threshold, num_perm, min_shingles, word_n, char_n, max_chars)
         self.r, self.prefix = client, f"{prefix}:nd"
-        self.threshold, self.num_perm, self.min_shingles = threshold, num_perm, min_shingles
-        self.word_n, self.char_n, self.max_chars = word_n, char_n, max_chars
-        self.signer = Signer(num_perm)
         self.ranges = MinHashLSH(threshold=threshold, num_perm=num_perm).hashranges  # datasketch's b x r
         self.storage = _NoStorage()
 
     def __len__(self) -> int:
         return int(self.r.hlen(f"{self.prefix}:sig"))
-
-    def fingerprint(self, text: str) -> Fingerprint:
-        return fingerprinter(self)(text)
 
     def _bands(self, values: np.ndarray) -> list[str]:
         return [f"{self.prefix}:b{i}:{hashlib.blake2b(values[a:b].tobytes(), digest_size=8).hexdigest()}"
