@@ -5,12 +5,11 @@ import os
 import subprocess
 import sys
 import time
-from functools import partial
 
 import numpy as np
 
 from crawlproj.content.budget import PageBudget
-from crawlproj.content.near_duplicates import Signer, fingerprint
+from crawlproj.content.near_duplicates import SigningShape
 from crawlproj.content.offload import PageWorkers, StageTimeout
 from crawlproj.content.pipeline import sign_page
 
@@ -36,7 +35,7 @@ def _ended(pid: int, seconds: float) -> bool:
 def test_a_large_page_is_signed_in_the_helper_process_as_it_would_be_in_a_thread():
     assert len(PAGE) > 1_000_000
     workers = PageWorkers(1, 120, 0, process_min_bytes=1_000_000)
-    fingerprint_of = partial(fingerprint, signer=Signer(128), min_shingles=1, word_n=5, char_n=5, max_chars=0)
+    fingerprint_of = SigningShape(num_perm=128).fingerprint_of  # what the index hands the pipeline
 
     async def both():
         in_thread = await workers.run(sign_page, PAGE, "utf-8", PageBudget(), fingerprint_of, size=100)

@@ -80,7 +80,6 @@ class NearDuplicatePipeline:
         crawler.signals.connect(self.index.storage.commit, signal=crawl_signals.store_committing)
         self.budget = page_budget(s)
         self.workers = PageWorkers.of(crawler)
-        self.fingerprint_of = self.index.fingerprint_of  # may run in a helper process
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> NearDuplicatePipeline:
@@ -98,13 +97,13 @@ class NearDuplicatePipeline:
         if self.workers.wants(len(item.body)):
             try:
                 limited, print_ = await self.workers.run(sign_page, item.body, item.charset, self.budget,
-                                                         self.fingerprint_of, size=len(item.body))
+                                                         self.index.fingerprint_of, size=len(item.body))
             except StageTimeout as exc:
                 logger.warning("main text of %s gave up: %s", item.url, exc)
                 stats.inc_value("budget/timeout/main_text")
                 return item
         else:
-            limited, print_ = sign_page(item.body, item.charset, self.budget, self.fingerprint_of)
+            limited, print_ = sign_page(item.body, item.charset, self.budget, self.index.fingerprint_of)
         if limited:
             stats.inc_value(f"budget/main_text/{limited}")
         item.text_length = print_.length
