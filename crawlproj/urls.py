@@ -139,6 +139,11 @@ class LinkCanonicalizer:
     with ``?`` or ``#``; so answers are remembered per (href, the base's directory),
     refusals included, and absolute ``http(s)://`` hrefs per href alone. At most
     ``size`` answers are kept (then it starts again). Pure logic.
+
+    A refusal is remembered as its reason and URL, and raised as a new exception each
+    time: an exception object raised again grows its traceback by the raising frames, and
+    a refused href in a site's navigation would keep every page that linked it (its parse
+    tree too) alive for as long as the memo.
     """
 
     def __init__(self, session_params: tuple[str, ...] | frozenset[str] = DEFAULT_SESSION_PARAMS,
@@ -146,7 +151,7 @@ class LinkCanonicalizer:
         self.session_params = frozenset(session_params)
         self.max_length = max_length
         self.size = size
-        self._memo: dict[tuple[str, str], str | InvalidURL] = {}
+        self._memo: dict[tuple[str, str], str | tuple[str, str]] = {}  # URL, or (reason, url) refused
 
     @staticmethod
     def context(href: str, base: str) -> str:
@@ -173,10 +178,10 @@ class LinkCanonicalizer:
             try:
                 found = canonicalize(href, base, session_params=self.session_params, max_length=self.max_length)
             except InvalidURL as exc:
-                found = exc
+                found = (exc.reason, exc.url)
             if len(self._memo) >= self.size:
                 self._memo.clear()
             self._memo[key] = found
-        if isinstance(found, InvalidURL):
-            raise found
+        if isinstance(found, tuple):
+            raise InvalidURL(*found)
         return found

@@ -102,3 +102,26 @@ def test_link_canonicalizer_answers_as_canonicalize_whatever_it_remembers():
             except InvalidURL as exc:
                 got = exc.reason
             assert got == expected(href, base), (href, base)
+
+
+def test_a_remembered_refusal_keeps_no_page_alive():
+    """A refused href in a site's navigation is met on every page. Its memo entry must not
+    hold the frames (and so the parse trees) of the pages it was raised for: it once held a
+    traceback that grew by every page, about 1 MB a page on real documentation."""
+    import gc
+    import weakref
+
+    from crawlproj.content.extract import iter_links
+    from crawlproj.content.page import ParsedPage
+    from crawlproj.urls import InvalidURL, LinkCanonicalizer
+
+    memo = LinkCanonicalizer()
+    pages = []
+    for number in range(20):
+        page = ParsedPage('<a href="mailto:webmaster@h.test">mail</a> <a href="next.html">next</a>')
+        found = list(iter_links(page, f"http://h.test/doc/{number}.html", memo))
+        assert [f.reason for f in found if isinstance(f, InvalidURL)] == ["scheme"]
+        pages.append(weakref.ref(page))
+        del page, found
+    gc.collect()
+    assert sum(ref() is not None for ref in pages) == 0
