@@ -579,10 +579,19 @@ ASYNCIO_EVENT_LOOP: class_path = "crawlproj.stalls.IdleTimingEventLoop"
 #: parses the spider's source again on every page (its cache misses for bound methods).
 WARN_ON_GENERATOR_RETURN_VALUE: boolean = False
 
+#: Seconds between readings of the crawl process's resident set, put beside the pages stored in
+#: the stats (process/rss_bytes, process/rss_growth_per_1000_pages; crawlproj.memory). 0: off.
+MEMORY_SAMPLE_INTERVAL: number(float, 0) = 10.0
+#: Pages stored before memory growth is measured (caches and the frontier fill first).
+MEMORY_WARMUP_PAGES: number(int, 1) = 500
+#: Hand free heap pages back to the system at each reading (glibc's malloc_trim): a parser's
+#: small allocations fragment the heap, and freed pages otherwise stay with the process.
+MEMORY_TRIM: boolean = True
+
 #: If set, write the final crawl stats as JSON to this path.
 STATS_FILE: text = ""
-#: Stats file, gc tuning, stall monitor, the refresher, Redis seeds, the dashboard, the WACZ at close
+#: Stats file, gc tuning, stall monitor, memory watch, the refresher, Redis seeds, the dashboard, the WACZ at close
 #: and the dead-letter queue.
-EXTENSIONS: components = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.gc_tuning.GcTuning": 0, "crawlproj.stalls.StallMonitor": 0, "crawlproj.revisit.refresher.Refresher": 100,
+EXTENSIONS: components = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.gc_tuning.GcTuning": 0, "crawlproj.stalls.StallMonitor": 0, "crawlproj.memory.MemoryWatch": 0, "crawlproj.revisit.refresher.Refresher": 100,
               "crawlproj.distributed.seeds.RedisSeeds": 200, "crawlproj.dashboard.extension.Dashboard": 300,
               "crawlproj.store.wacz.WaczOnClose": 400, "crawlproj.store.deadletters.DeadLetterQueue": 500}

@@ -74,7 +74,8 @@ def test_metrics_and_the_cluster_view_from_snapshots():
              "downloader/response_bytes": 1234, "frontier/hosts_by_rule/min_interval": 4,
              "frontier/hosts_by_rule/parked": 1, "frontier/queued_memory": 9, "frontier/estimate_seconds": 12.0,
              "frontier/estimate_low_seconds": 10.0, "frontier/estimate_high_seconds": 20.0,
-             "frontier/estimate_discovery": 0.2, "store/commits": 3, "deadletters/kept": 2}
+             "frontier/estimate_discovery": 0.2, "store/commits": 3, "deadletters/kept": 2,
+             "process/rss_bytes": 300 * 2**20, "process/rss_growth_per_1000_pages": 2**20}
     view = snapshot(stats, RateSeries(), HostBoard(), [], {}, 0.0, spider="web", time=100.0)
     m = _metrics(metrics_text(view)[0])
     assert m[("crawlproj_pages_total", ())] == 40 and m[("crawlproj_response_bytes_total", ())] == 1234
@@ -85,13 +86,18 @@ def test_metrics_and_the_cluster_view_from_snapshots():
     assert m[("crawlproj_frontier_urls", (("where", "memory"),))] == 9
     assert m[("crawlproj_completion_estimate_seconds", (("bound", "high"),))] == 20
     assert m[("crawlproj_deadletters", ())] == 2 and m[("crawlproj_store_commits_total", ())] == 3
+    assert m[("crawlproj_resident_memory_bytes", ())] == 300 * 2**20
+    assert m[("crawlproj_resident_memory_growth_bytes_per_1000_pages", ())] == 2**20
     # The whole distributed crawl: the workers' figures add up; the last worker sets the end.
-    other = {**view, "worker": "w2", "pages": 10, "estimate": {**view["estimate"], "seconds": 30.0}}
+    other = {**view, "worker": "w2", "pages": 10, "estimate": {**view["estimate"], "seconds": 30.0},
+             "memory": {**view["memory"], "growth_per_1000_pages": 3 * 2**20}}
     total = _metrics(metrics_text(aggregate([view, other], 200.0, 100.0, []))[0])
     assert total[("crawlproj_pages_total", ())] == 50
     assert total[("crawlproj_responses_total", (("status_class", "2xx"),))] == 60
     assert total[("crawlproj_completion_estimate_seconds", (("bound", "expected"),))] == 30
     assert total[("crawlproj_workers", ())] == 2
+    assert total[("crawlproj_resident_memory_bytes", ())] == 600 * 2**20  # both processes
+    assert total[("crawlproj_resident_memory_growth_bytes_per_1000_pages", ())] == 3 * 2**20  # the worst one
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "redis"])
@@ -143,6 +149,7 @@ def test_metrics_scraped_during_a_crawl_and_urls_added_through_the_dashboard(san
         assert b[("crawlproj_hosts_by_interval_rule", (("rule", "min_interval"),))] >= 1
         assert b[("crawlproj_frontier_urls", (("where", "memory"),))] > 0
         assert ("crawlproj_store_commit_lag_seconds", ()) in b and ("crawlproj_requests_in_flight", ()) in b
+        assert 30 * 2**20 < b[("crawlproj_resident_memory_bytes", ())] < 4 * 2**30  # read while it runs
         low, expected, high = (b[("crawlproj_completion_estimate_seconds", (("bound", k),))]
                                for k in ("low", "expected", "high"))
         assert 0 < low <= expected <= high

@@ -221,7 +221,8 @@ def _middleware(queued=None, **settings):
     crawler = get_crawler(settings_dict={"RENDER_MODE": "auto", "RENDER_HOST_SWITCH": 2, "RENDER_MIN_TEXT": 200,
                                          "RENDER_MIN_LINKS": 3, "RENDER_SAMPLE_FIRST": 1, "RENDER_SAMPLE_GROWTH": 2,
                                          "RENDER_SAMPLE_OFFLINE": True, **settings})
-    crawler.engine = SimpleNamespace(crawl=queued.append)  # what the middleware sends through the frontier
+    # What the middleware sends through the frontier; an engine's slot has "closing" set once the spider closes.
+    crawler.engine = SimpleNamespace(crawl=queued.append, _slot=SimpleNamespace(closing=None))
     crawler.stats.open_spider()
     return RenderDecisionMiddleware(crawler), crawler.stats
 
@@ -385,6 +386,47 @@ def test_offline_samples_are_rendered_one_at_a_time():
 
     asyncio.run(crawl())
     assert most[0] == 1 and stats.get_value("render/samples_offline") == 6 and not mw._offline_waiting
+
+
+def test_offline_samples_end_quietly_when_the_spider_closes_and_wait_in_a_bounded_queue():
+    from scrapy import signals
+
+    from crawlproj.rendering.middleware import _OFFLINE_WAITING_MAX
+
+    queued = []
+    mw, stats = _middleware(queued, RENDER_SAMPLE_FIRST=100)
+    scripted = f"<html><body>{ARTICLE}{NAV}<script src=/widget.js></script></body></html>".encode()
+    cancelled = []
+
+    async def download_async(request):  # a render that misses a script, slowly
+        try:
+            await asyncio.sleep(0.05)
+        except asyncio.CancelledError:
+            cancelled.append(request.url)
+            raise
+        request.meta["render_missed"] = ["http://a.test/widget.js"]
+        return mw.process_response(request, _respond(request, scripted, ["playwright"]))
+
+    mw.crawler.engine.download_async = download_async
+
+    async def crawl():
+        for i in range(_OFFLINE_WAITING_MAX + 10):  # new samples faster than one render at a time takes them
+            request = Request(f"http://a.test/{i}")
+            mw.process_response(request, _respond(request, scripted))
+        assert len(mw._offline_waiting) == _OFFLINE_WAITING_MAX
+        assert stats.get_value("render/samples_dropped") == 10 - len(mw._offline)
+        await asyncio.sleep(0.07)  # the first render is over: its prefetch went to the frontier
+        assert [q.url for q in queued] == ["http://a.test/0"]
+        mw.crawler.engine._slot.closing = object()  # the spider closes: nothing more to the engine
+        await asyncio.sleep(0.07)
+        assert [q.url for q in queued] == ["http://a.test/0"]
+        mw.crawler.signals.send_catch_log(signals.spider_closed, spider=None, reason="finished")
+        await asyncio.sleep(0)
+        assert not mw._offline_waiting and len(cancelled) == 1
+        await asyncio.sleep(0.01)
+        assert not mw._offline
+
+    asyncio.run(crawl())
 
 
 def test_middleware_renders_a_sample_too_large_to_carry_through_the_frontier():

@@ -18,10 +18,10 @@ logger = logging.getLogger(__name__)
 SUMMARY_FIELDS = ("worker", "time", "pages", "pages_per_s", "frontier", "hosts_total", "paused", "finished",
                   # and what /metrics serves (crawlproj.dashboard.metrics)
                   "items", "bytes", "statuses", "errors", "hosts_by_rule", "near_duplicates", "revisit", "renders",
-                  "store", "deadletters", "estimate")
+                  "store", "deadletters", "estimate", "memory")
 #: Summed over the workers: numbers, and dicts of numbers (frontier sizes, by kind, by status class, ...).
 _SUMMED = ("frontier", "items", "bytes", "statuses", "errors", "hosts_by_rule", "near_duplicates", "revisit", "renders",
-           "store", "deadletters")
+           "store", "deadletters", "memory")
 
 
 def _sum(values: list) -> object:
@@ -67,6 +67,10 @@ def aggregate(workers: list[dict], now: float, started: float, series: list) -> 
                                                ("revisit", "change_rate", "changed", "requests")):
         figures = summed[part]  # a sum of rates is no rate: the whole crawl's, from its sums
         figures[rate] = round(figures[numerator] / figures[denominator], 4) if figures.get(denominator) else None
+    # Memory adds up over the processes; its growth is the worst worker's (each per its own pages).
+    summed["memory"]["growth_per_1000_pages"] = max(
+        ((w.get("memory") or {}).get("growth_per_1000_pages") for w in workers
+         if (w.get("memory") or {}).get("growth_per_1000_pages") is not None), default=None)
     return {
         "spider": "(all workers)", "worker": f"{len(workers)} workers", "time": now,
         "uptime": round(now - started, 1), "paused": False, "finished": False,

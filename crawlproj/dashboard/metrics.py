@@ -68,6 +68,13 @@ def families(view: dict) -> Iterator[Metric]:
     yield _gauge("crawlproj_store_pending_rows", "Rows waiting for the store's next commit.", store.get("pending"))
     yield _gauge("crawlproj_store_commit_lag_seconds", "How long rows have waited for a commit.", store.get("commit_lag_s"))
     yield _gauge("crawlproj_deadletters", "Requests in the dead-letter queue.", view.get("deadletters"))
+    memory = view.get("memory") or {}
+    yield _gauge("crawlproj_resident_memory_bytes", "Resident set of the crawl process(es).", memory.get("rss_bytes"))
+    yield _gauge("crawlproj_resident_memory_growth_bytes_per_1000_pages",
+                 "Resident bytes gained per 1,000 pages stored after warm-up (should stay near 0).",
+                 memory.get("growth_per_1000_pages"))
+    yield _gauge("crawlproj_browser_resident_memory_bytes", "Resident set of the rendering browser.",
+                 memory.get("browser_rss_bytes"))
     estimate = view.get("estimate")
     if estimate:
         family = GaugeMetricFamily("crawlproj_completion_estimate_seconds",

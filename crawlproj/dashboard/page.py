@@ -81,7 +81,11 @@ function show(s) {
     ['finishes in s (range)', s.estimate ? Math.round(s.estimate.seconds) + ' (' + Math.round(s.estimate.low) + '-' +
       Math.round(s.estimate.high) + ', ' + s.estimate.bound + (s.estimate.growing ? ', still growing' : '') + ')'
       : 'not yet known'],
-    ['dead letters', s.deadletters || 0], ['store commit lag s', s.store ? s.store.commit_lag_s : '']], [0, 1]);
+    ['dead letters', s.deadletters || 0], ['store commit lag s', s.store ? s.store.commit_lag_s : ''],
+    ['memory MB', s.memory ? Math.round(s.memory.rss_bytes / 1048576) : ''],
+    ['memory growth MB per 1,000 pages', s.memory && s.memory.growth_per_1000_pages !== null
+      ? (s.memory.growth_per_1000_pages / 1048576).toFixed(1) : 'not yet known'],
+    ['browser memory MB', s.memory ? Math.round(s.memory.browser_rss_bytes / 1048576) : '']], [0, 1]);
   const d = s.near_duplicates, r = s.revisit, j = s.renders;
   fillTable('rates', [['near-duplicates checked', d.checked], ['near-duplicates found', d.duplicates],
     ['near-duplicate rate', d.rate], ['revisits', r.requests], ['revisits changed', r.changed],

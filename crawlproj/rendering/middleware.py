@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Response, TextResponse
@@ -41,6 +41,11 @@ _OFFLINE_SLOT = "render:offline"
 #: renders compete with the crawl for the CPU (four at once cost a CPU-bound crawl of two
 #: workers a quarter of its pages).
 _OFFLINE_AT_ONCE = 1
+#: Offline samples waiting their turn, at most: each carries its static document (up to
+#: _DOCUMENT_REUSE_MAX_BYTES), and a broad crawl meets new hosts, each with its first
+#: samples, faster than one render at a time judges them. Past it a sample is dropped
+#: (``render/samples_dropped``): evidence, not a page, is lost.
+_OFFLINE_WAITING_MAX = 16
 #: An offline sample's misses are fetched at most this many times (a script loads another)...
 _PREFETCH_ROUNDS = 3
 #: ...and while what it carries through the frontier stays below this.
@@ -128,6 +133,7 @@ class RenderDecisionMiddleware:
         # CPU-bound workers saw a host fetch nothing for 10 s at a time.
         self._sampling: dict[str, float] = {}
         crawler.signals.connect(self.describe_hosts, signal=crawl_signals.describe_hosts)
+        crawler.signals.connect(self._close, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RenderDecisionMiddleware:
@@ -211,8 +217,18 @@ class RenderDecisionMiddleware:
             self._start_offline(sample)
 
     def _start_offline(self, sample: Request) -> None:
+        if len(self._offline_waiting) >= _OFFLINE_WAITING_MAX:
+            self.stats.inc_value("render/samples_dropped")
+            return
         self._offline_waiting.append(sample)
         self._next_offline()
+
+    def _close(self) -> None:
+        """The crawl is over: samples still waiting are dropped, those under way cancelled (they
+        would hand the closed engine their requests)."""
+        self._offline_waiting.clear()
+        for task in list(self._offline):
+            task.cancel()
 
     def _next_offline(self, done: asyncio.Future | None = None) -> None:
         self._offline.discard(done)
@@ -246,11 +262,18 @@ class RenderDecisionMiddleware:
                 pending[1].append(sample)  # the host's prefetch under way likely fetches this too
                 return
             self._prefetching[host] = (time.monotonic(), [])
-            self.crawler.engine.crawl(sample.replace(priority=first, meta={
+            self._crawl(sample.replace(priority=first, meta={
                 **sample.meta, "render_prefetch": list(dict.fromkeys(missed)), "render_prefetch_rounds": rounds + 1}))
             return
         self.stats.inc_value("render/offline_retried")
-        self.crawler.engine.crawl(sample.replace(priority=first))
+        self._crawl(sample.replace(priority=first))
+
+    def _crawl(self, request: Request) -> None:
+        """Hand the engine a sample's request, unless the spider is closing: evidence that comes
+        after the crawl's end is of no use, and a closed engine raises."""
+        slot = getattr(self.crawler.engine, "_slot", None)  # Scrapy has no public "closing" test
+        if slot is not None and slot.closing is None:
+            self.crawler.engine.crawl(request)
 
     async def _judged_offline(self, sample: Request, rendered: TextResponse) -> bool:
         """Compare an offline render with its static page (main text read in a page thread) and

@@ -1,0 +1,51 @@
+"""The crawl's memory: its own readings (crawlproj.memory), and a real-page crawl that must not grow."""
+
+from __future__ import annotations
+
+import itertools
+
+from crawlproj.memory import RssTrack, milestones, rss_bytes, trim_heap
+
+MB = 2**20
+
+
+def test_milestones_are_few_however_long_the_crawl():
+    assert list(itertools.islice(milestones(500), 10)) == [500, 1000, 1500, 2000, 5000, 10_000, 25_000, 50_000,
+                                                           100_000, 250_000]
+    assert sum(1 for m in itertools.takewhile(lambda m: m <= 10**9, milestones(500))) < 25
+
+
+def test_rss_track_records_milestones_and_the_growth_after_warm_up():
+    track = RssTrack(warmup_pages=500, keep=16)
+    for pages in range(0, 20_001, 100):
+        # Warm-up fills caches (100 MB); afterwards 3 MB per 1,000 pages, with noise.
+        rss = 200 * MB + min(pages, 500) * 200 * 1024 + max(0, pages - 500) * 3 * 1024 + (pages % 300) * 1024
+        track.add(pages, rss)
+    assert sorted(track.at_pages) == [500, 1000, 1500, 2000, 5000, 10_000]
+    assert track.at_pages[500] == 200 * MB + 100_000 * 1024 + 200 * 1024
+    assert len(track.samples) <= 17 and track.samples[0][0] == 500 and track.samples[-1][0] == 20_000
+    assert abs(track.growth_per_1000_pages() - 3 * MB) < 0.2 * MB
+
+
+def test_rss_track_needs_two_pages_counts_after_warm_up():
+    track = RssTrack(warmup_pages=100)
+    track.add(50, 10 * MB)
+    track.add(100, 20 * MB)
+    assert track.growth_per_1000_pages() is None
+    track.add(100, 21 * MB)  # the same count again: one sample, the latest
+    assert track.growth_per_1000_pages() is None
+    track.add(200, 22 * MB)
+    assert track.growth_per_1000_pages() == 1000 * MB / 100
+
+
+def test_this_process_reads_its_resident_set_and_trims_its_heap():
+    assert 10 * MB < rss_bytes() < 4096 * MB and rss_bytes(2**22 + 1) == 0
+    # 200 MB in small blocks, every 16th kept: the heap is fragmented, and glibc keeps the
+    # freed pages between the kept blocks until it is asked to give them back.
+    blocks = [bytearray(b"x" * 4000) for _ in range(50_000)]
+    kept = blocks[::16]
+    del blocks
+    before = rss_bytes()
+    assert trim_heap()
+    assert rss_bytes() < before - 100 * MB
+    del kept
