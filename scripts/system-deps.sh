@@ -10,10 +10,11 @@ for binary in redis-server nginx chromium; do
     missing+=("${package[$binary]}")
   fi
 done
-# Real pages (crawlproj.sandbox.docsites.TEST_SITES): their start pages tell whether they are here.
+# Real pages (crawlproj.sandbox.docsites.TEST_SITES and MEMORY_TEST_SITES): their start pages tell whether they are here.
 # (and crawlproj.sandbox.docsites.LANGUAGE_SITES: the report's languages on real pages).
 declare -A docs=([postgresql-doc-15]=/usr/share/doc/postgresql-doc-15/html/index.html
                  [nodejs-doc]=/usr/share/doc/nodejs/api/index.html
+                 [python3.11-doc]=/usr/share/doc/python3.11/html/index.html
                  [debian-reference-ja]=/usr/share/debian-reference/index.ja.html)
 for lang in de fr it ja ru; do
   docs[developers-reference-$lang]=/usr/share/doc/developers-reference-$lang/docs/index.html

@@ -37,6 +37,8 @@ SITES = (
 )
 #: Small packages the test suite reads real pages from (``scripts/system-deps.sh`` installs them).
 TEST_SITES = (SITES[0], SITES[4])
+#: About 1,750 pages for the test suite's memory crawl (``scripts/system-deps.sh`` installs them).
+MEMORY_TEST_SITES = (SITES[0], SITES[2], SITES[4])
 
 #: Sites in five languages that declare them (<html lang>), Sphinx-built, for the report's
 #: language figures; Debian Reference (DocBook, languages not declared) adds undeclared pages
