@@ -11,6 +11,7 @@ import pkgutil
 from scrapy.settings import BaseSettings
 
 from .config import SettingsError, validate
+from .log_levels import lower_page_outcomes
 
 logger = logging.getLogger(__name__)
 
@@ -58,4 +59,5 @@ class ProfileAddon:
                 settings.set(key, getattr(module, key), priority="project")
         _name_worker(settings)
         validate(settings)
+        lower_page_outcomes()
         logger.info("crawlproj profile %r applied", name)

@@ -58,7 +58,7 @@ def test_a_crawl_of_real_pages_does_not_grow_from_its_500th_to_its_1500th_page(t
     (crawlproj.memory) must not grow with the pages it has stored. Before the fix of the
     link canonicaliser's memo, one page's parse tree stayed alive per page: about 1 GB here."""
     from crawlproj.sandbox.docsites import DOMAIN, HOST_RESOLVE, MEMORY_TEST_SITES, ensure_installed
-    from crawlproj.sandbox.harness import run_crawl
+    from crawlproj.sandbox.harness import error_lines, run_crawl
     from crawlproj.sandbox.servers import NginxServer
 
     ensure_installed(MEMORY_TEST_SITES)
@@ -75,4 +75,4 @@ def test_a_crawl_of_real_pages_does_not_grow_from_its_500th_to_its_1500th_page(t
     assert stats["item_scraped_count"] >= 1500
     at_500, at_1500 = stats["process/rss_bytes_at_pages/500"], stats["process/rss_bytes_at_pages/1500"]
     assert at_1500 - at_500 < 40 * MB, (at_500 / MB, at_1500 / MB, stats.get("process/rss_growth_per_1000_pages"))
-    assert [line for line in result.log.splitlines() if " ERROR: " in line] == []
+    assert error_lines(result.log) == []

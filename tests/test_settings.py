@@ -178,3 +178,20 @@ def test_the_readme_quotes_defaults_truly_and_links_pages_that_exist():
     links = re.findall(r"\]\((docs/[^)#]+)", readme)
     assert links and all((PROJECT_DIR / link).is_file() for link in links)
     assert len(readme.encode()) <= 20_000
+
+
+def test_a_page_out_of_retries_is_logged_as_a_warning_not_an_error(caplog):
+    import logging
+
+    from crawlproj.log_levels import lower_page_outcomes
+
+    lower_page_outcomes()
+    lower_page_outcomes()  # once is enough, however often it is asked
+    retry = logging.getLogger("scrapy.downloadermiddlewares.retry")
+    with caplog.at_level(logging.INFO):
+        retry.error("Gave up retrying %(request)s (failed %(retry_times)d times): %(reason)s",
+                    {"request": "<GET http://h.test/>", "retry_times": 3, "reason": "timeout"})
+        retry.error("something else went wrong")
+    assert [(r.levelname, r.getMessage()[:16]) for r in caplog.records] == [
+        ("WARNING", "Gave up retrying"), ("ERROR", "something else w")]
+    assert len(retry.filters) == 1

@@ -35,6 +35,13 @@ SITES = (
     DocSite("django.docs.test", "python-django-doc", "/usr/share/doc/python-django-doc/html"),
     DocSite("nodejs.docs.test", "nodejs-doc", "/usr/share/doc/nodejs/api"),
 )
+#: About 21,000 pages for long crawls (bench/memory.py): SITES, the OpenJDK API reference
+#: (javadoc, 10,100 pages), Boost's documentation (BoostBook, 3,800) and Erlang/OTP's (1,060).
+LONG_SITES = SITES + (
+    DocSite("javadoc.docs.test", "openjdk-17-doc", "/usr/share/doc/openjdk-17-jre-headless/api"),
+    DocSite("boost.docs.test", "libboost1.74-doc", "/usr/share/doc/libboost1.74-doc/doc/html"),
+    DocSite("erlang.docs.test", "erlang-doc", "/usr/share/doc/erlang-doc", "/doc/index.html"),
+)
 #: Small packages the test suite reads real pages from (``scripts/system-deps.sh`` installs them).
 TEST_SITES = (SITES[0], SITES[4])
 #: About 1,750 pages for the test suite's memory crawl (``scripts/system-deps.sh`` installs them).

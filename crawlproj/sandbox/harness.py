@@ -167,4 +167,12 @@ def crawl_sandbox(sandbox: SandboxProcess, workdir: str | os.PathLike, spider: s
                        settings={"HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{db}", **settings})
     if result.returncode != 0:
         raise RuntimeError(f"crawl failed ({result.returncode}):\n{result.log[-3000:]}")
+    errors = error_lines(result.log)
+    if errors:  # a finished crawl has nothing to say at ERROR: a traceback at close is a defect
+        raise RuntimeError("the crawl logged errors:\n" + "\n".join(errors[:20]))
     return sqlite3.connect(db), result
+
+
+def error_lines(log: str) -> list[str]:
+    """The lines a crawl's log holds at ERROR or CRITICAL."""
+    return [line for line in log.splitlines() if " ERROR: " in line or " CRITICAL: " in line]
