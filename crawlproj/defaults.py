@@ -407,7 +407,8 @@ STALL_TICK: number(float, 0) = 0.01
 STALL_WARN: number(float, 0, inclusive=False) = 1.0
 #: Archive the content of duplicates too (by default they are recorded, not archived).
 NEAR_DUPLICATES_KEEP_CONTENT: boolean = False
-#: The near-duplicate index's class: in memory and persisted in SQLite, or
+#: The near-duplicate index's class: on disk in SQLite (signatures and LSH bands; nothing per
+#: page in memory), or
 #: crawlproj.distributed.near_duplicates.RedisNearDuplicateIndex, shared by every worker in
 #: REDIS_URL (the distributed profile's choice). Built by its from_settings.
 NEAR_DUPLICATES_INDEX_CLASS: class_path = "crawlproj.content.pipeline.LocalNearDuplicateIndex"

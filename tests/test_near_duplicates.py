@@ -2,6 +2,8 @@
 
 import random
 
+import pytest
+
 from crawlproj.content.near_duplicates import (
     NearDuplicateIndex, is_cjk, jaccard, shingle_hashes, shingles, signature,
 )
@@ -49,9 +51,19 @@ def test_signature_estimates_jaccard():
     assert len(set(shingle_hashes(a).tolist())) == len(shingles(a))  # one hash per distinct shingle (no collisions here)
 
 
-def test_exact_near_and_distinct_pages_english_and_japanese():
+def _index(kind, tmp_path, **shape):
+    """The in-memory index or the on-disk one the pipeline uses: one contract."""
+    if kind == "memory":
+        return NearDuplicateIndex(**shape)
+    from crawlproj.content.sqlite_near_duplicates import SqliteNearDuplicateIndex
+
+    return SqliteNearDuplicateIndex(str(tmp_path / "index.db"), **shape)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_exact_near_and_distinct_pages_english_and_japanese(kind, tmp_path):
     rng = random.Random(7)
-    index = NearDuplicateIndex(threshold=0.8)
+    index = _index(kind, tmp_path, threshold=0.8)
     for lang, make, edit in (("en", english, edit_words), ("ja", japanese, edit_chars)):
         base = make(rng)
         assert index.check_and_add(f"{lang}/base", base) is None
@@ -65,8 +77,6 @@ def test_exact_near_and_distinct_pages_english_and_japanese():
 
 
 def test_the_index_reloads_from_sqlite_and_a_refetched_page_never_matches_itself(tmp_path):
-    import pytest
-
     from crawlproj.content.index_storage import SqliteIndexStorage
 
     rng = random.Random(11)
@@ -87,17 +97,19 @@ def test_the_index_reloads_from_sqlite_and_a_refetched_page_never_matches_itself
         NearDuplicateIndex(num_perm=64, storage=SqliteIndexStorage(str(tmp_path / "index.db")))
 
 
-def test_short_pages_are_never_matched():
-    index = NearDuplicateIndex(min_shingles=10)
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_short_pages_are_never_matched(kind, tmp_path):
+    index = _index(kind, tmp_path, min_shingles=10)
     assert index.check_and_add("a", "Home") is None and index.check_and_add("b", "Home") is None
 
 
-def test_template_pages_are_not_near_duplicates_but_their_mirrors_and_variants_are():
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_template_pages_are_not_near_duplicates_but_their_mirrors_and_variants_are(kind, tmp_path):
     from crawlproj.content.main_text import main_text
     from crawlproj.sandbox.graph import SandboxConfig, SandboxWeb
 
     web = SandboxWeb(SandboxConfig(hosts=20, pages=19, content_mix=True, robots_mix=False))
-    index = NearDuplicateIndex(min_shingles=10)
+    index = _index(kind, tmp_path, min_shingles=10)
     matches = {}
     for h in web.hosts:
         for k in range(web.size(h)):
@@ -137,3 +149,52 @@ def test_the_signature_reads_a_bounded_prefix_and_the_hash_the_whole_text():
     assert (a.values == b.values).all()  # the signature: the same prefix, the same estimate
     uncapped = NearDuplicateIndex().fingerprint(" ".join(words[:30_000]))
     assert (uncapped.values == NearDuplicateIndex(max_chars=200_000).fingerprint(" ".join(words[:30_000])).values).all()
+
+
+def test_the_disk_index_reopens_reads_an_old_file_and_replaces_a_refetched_page(tmp_path):
+    from crawlproj.content.index_storage import SqliteIndexStorage
+    from crawlproj.content.sqlite_near_duplicates import SqliteNearDuplicateIndex
+
+    rng = random.Random(11)
+    base, other, third = english(rng), english(rng), english(rng)
+    path = str(tmp_path / "old.db")
+    old = NearDuplicateIndex(storage=SqliteIndexStorage(path))  # a file written before the bands were on disk
+    assert old.check_and_add("a", base) is None and old.check_and_add("b", other) is None
+    old.storage.close()
+    index = SqliteNearDuplicateIndex(path)
+    assert len(index) == 2
+    assert index.check_and_add("copy", edit_words(base, 0.01, rng)).canonical == "a"  # its bands were built
+    assert index.check_and_add("a", base) is None  # "a" fetched again: still canonical, never its own copy
+    assert index.check_and_add("a", edit_words(base, 0.5, rng)) is None  # its entry is replaced ...
+    assert index.check_and_add("copy2", base) is None  # ... so the old text no longer matches
+    assert index.check_and_add("c", third) is None
+    index.storage.commit()
+    index.storage.close()
+    again = SqliteNearDuplicateIndex(path)
+    assert len(again) == 4 and again.check_and_add("copy3", third).canonical == "c"
+    assert again.check_and_add("copy4", "  " + other.upper()).kind == "exact"
+    again.close()
+    with pytest.raises(ValueError, match="permutations"):
+        SqliteNearDuplicateIndex(path, num_perm=64)
+
+
+def test_the_disk_index_keeps_nothing_per_page_in_memory(tmp_path):
+    import tracemalloc
+
+    from crawlproj.content.sqlite_near_duplicates import SqliteNearDuplicateIndex
+
+    rng = random.Random(3)
+    index = SqliteNearDuplicateIndex(str(tmp_path / "index.db"))
+    memory = NearDuplicateIndex()
+    prints = [index.fingerprint(english(rng, 60)) for _ in range(1500)]
+    grown = {}
+    for name, target in (("disk", index), ("memory", memory)):
+        tracemalloc.start()
+        for number, print_ in enumerate(prints):
+            assert target.add(f"http://h.test/{number}", print_) is None
+            if number % 200 == 0:
+                index.commit()
+        grown[name] = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+    assert grown["memory"] > 1500 * 1500  # over 1.5 KB a page held in the process ...
+    assert grown["disk"] < 200_000, grown  # ... and none on disk (SQLite's page cache is its own, bounded)

@@ -15,10 +15,10 @@ from ..items import PageItem
 from ..store import beside_store, parse_store_uri
 from .budget import PageBudget
 from .extract import is_html, page_budget
-from .index_storage import SqliteIndexStorage
 from .main_text import extract_main_text
 from .offload import PageWorkers, StageTimeout
-from .near_duplicates import Fingerprint, NearDuplicateIndex
+from .near_duplicates import Fingerprint
+from .sqlite_near_duplicates import SqliteNearDuplicateIndex
 
 logger = logging.getLogger(__name__)
 
@@ -31,17 +31,15 @@ def sign_page(body: bytes, charset: str | None, budget: PageBudget,
     return found.limited, fingerprint_of(found.text)
 
 
-class LocalNearDuplicateIndex(NearDuplicateIndex):
-    """The near-duplicate index in SQLite: ``NEAR_DUPLICATES_INDEX``, or beside the store
+class LocalNearDuplicateIndex(SqliteNearDuplicateIndex):
+    """The near-duplicate index on disk: ``NEAR_DUPLICATES_INDEX``, or beside the store
     (``data/crawl.db`` -> ``data/crawl.near_duplicates.db``)."""
 
     @classmethod
     def from_settings(cls, settings, **shape) -> LocalNearDuplicateIndex:  # noqa: ANN001 - Scrapy Settings
         path = settings.get("NEAR_DUPLICATES_INDEX") or beside_store(
             parse_store_uri(settings.get("STORE_URI"))[1], "near_duplicates")
-        index = cls(storage=SqliteIndexStorage(path), **shape)
-        index.where = path
-        return index
+        return cls(path, **shape)
 
 
 class NearDuplicatePipeline:
