@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -243,6 +243,18 @@ class SigningShape:
 
     def fingerprint(self, text: str) -> Fingerprint:
         return self.fingerprint_of(text)
+
+    def best_match(self, values: np.ndarray, candidates: Iterable[tuple[str, bytes | None]], key: str) -> Match | None:
+        """The most similar of ``candidates`` (key, stored 32-bit signature) at the threshold or
+        above, leaving ``key`` itself out (a page fetched again never copies itself)."""
+        best: Match | None = None
+        for other, stored in candidates:
+            if other == key or stored is None:
+                continue
+            estimate = float(np.mean(np.frombuffer(stored, dtype="<u4") == values))
+            if estimate >= self.threshold and (best is None or estimate > best.jaccard):
+                best = Match(other, "near", estimate)
+        return best
 
 
 @dataclass(frozen=True)

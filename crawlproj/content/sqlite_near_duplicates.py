@@ -94,13 +94,7 @@ class SqliteNearDuplicateIndex(SigningShape):
         candidates = self.conn.execute(
             f"SELECT DISTINCT c.key, c.signature FROM bands b JOIN canonical c ON c.rowid = b.page WHERE {wanted}",
             [x for pair in enumerate(bands) for x in pair]).fetchall()
-        best: Match | None = None
-        for other, blob in candidates:
-            if other == key:
-                continue
-            estimate = float(np.mean(np.frombuffer(blob, dtype="<u4") == values))
-            if estimate >= self.threshold and (best is None or estimate > best.jaccard):
-                best = Match(other, "near", estimate)
+        best = self.best_match(values, candidates, key)
         if best is not None:
             return best
         self._insert(key, print_.digest, signature, bands)

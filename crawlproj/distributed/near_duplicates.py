@@ -73,14 +73,7 @@ class RedisNearDuplicateIndex(SigningShape):
         for band in bands:
             pipe.smembers(band)
         candidates = sorted({m.decode() for members in pipe.execute() for m in members} - {key})
-        best: Match | None = None
-        if candidates:
-            for other, raw in zip(candidates, self.r.hmget(f"{p}:sig", candidates)):
-                if raw is None:
-                    continue
-                estimate = float(np.mean(np.frombuffer(raw, dtype="<u4") == values))
-                if estimate >= self.threshold and (best is None or estimate > best.jaccard):
-                    best = Match(other, "near", estimate)
+        best = self.best_match(values, zip(candidates, self.r.hmget(f"{p}:sig", candidates)), key) if candidates else None
         if best is not None:
             return best
         self._insert(key, print_.digest, np.asarray(values).astype("<u4"), bands)
