@@ -254,6 +254,10 @@ REDIRECT_MAX_TIMES: number(int, 0) = 10
 ROBOTSTXT_TTL: number(float, 0) = 6 * 3600.0
 #: Seconds before a robots.txt that failed (5xx, unreachable) is asked again.
 ROBOTSTXT_ERROR_TTL: number(float, 0) = 1800.0
+#: Hosts whose parsed robots.txt is kept (the least recently fetched go first, and are fetched
+#: again when next needed): about 4.4 KB each. Above FRONTIER_MAX_ACTIVE_KEYS, so a host in the
+#: frontier's active set keeps its rules.
+ROBOTSTXT_CACHE_HOSTS: number(int, 1) = 20_000
 #: Seed the crawl with the sitemaps a robots.txt lists (Sitemap: lines), read again every
 #: ROBOTSTXT_TTL. Their URLs in scope are queued; every URL's lastmod, changefreq and priority
 #: is stored, and lastmod goes to the revisit state. Off by default, as in Nutch and StormCrawler:
@@ -547,6 +551,9 @@ DASHBOARD_READONLY_TOKEN: token = ""
 DASHBOARD_INTERVAL: number(float, 0.05) = 1.0
 #: The page lists this many hosts (the most recently active).
 DASHBOARD_MAX_HOSTS: number(int, 1) = 100
+#: Hosts the dashboard remembers (the most recently heard of): its figures per host, about 480
+#: bytes each. Its host count still counts every host.
+DASHBOARD_HOSTS_KEPT: number(int, 1) = 10_000
 #: Write the dashboard's URLs (with the tokens) as JSON to this file (mode 0600).
 DASHBOARD_URL_FILE: text = ""
 #: Publish each worker's snapshot to REDIS_URL and show every worker (the distributed profile's choice).

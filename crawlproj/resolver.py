@@ -99,4 +99,7 @@ class HostResolveResolver(CachingThreadedResolver):
 
     def _stamp(self, result: Any, name: str) -> Any:
         self._expires[name] = time.monotonic() + self.ttl
+        if len(self._expires) > 2 * max(1, dnscache.limit or 0):
+            # Names the cache has since dropped (it keeps DNSCACHE_SIZE): their stamps go too.
+            self._expires = {n: t for n, t in self._expires.items() if n in dnscache}
         return result

@@ -76,3 +76,50 @@ def test_a_crawl_of_real_pages_does_not_grow_from_its_500th_to_its_1500th_page(t
     at_500, at_1500 = stats["process/rss_bytes_at_pages/500"], stats["process/rss_bytes_at_pages/1500"]
     assert at_1500 - at_500 < 40 * MB, (at_500 / MB, at_1500 / MB, stats.get("process/rss_growth_per_1000_pages"))
     assert error_lines(result.log) == []
+
+
+# -- per-host state kept within its settings -----------------------------------------------
+def test_the_dashboard_remembers_the_hosts_heard_of_most_recently_and_counts_them_all():
+    from crawlproj.dashboard.board import HostBoard
+
+    board = HostBoard(keep=3)
+    for host in ("a", "b", "c"):
+        board.response(host, 200, None, 1.0)
+    board.error("a", "timeout", 2.0)  # heard of again: now the most recent
+    board.response("d", 200, None, 3.0)
+    board.robots("e", 200, 4.0)
+    assert list(board.hosts) == ["a", "d", "e"] and board.seen == 5 and board.hosts["a"]["fetches"] == 1
+
+
+def test_robots_txt_parsers_are_kept_for_the_configured_hosts_only():
+    from scrapy.utils.test import get_crawler
+    from twisted.internet.defer import Deferred
+
+    from crawlproj.politeness.robots import RobotsTxtMiddleware, Rfc9309RobotParser
+
+    crawler = get_crawler(settings_dict={"ROBOTSTXT_CACHE_HOSTS": 20, "ROBOTSTXT_OBEY": True,
+                                         "ROBOTSTXT_PARSER": "crawlproj.politeness.robots.Rfc9309RobotParser"})
+    crawler.stats.open_spider()
+    mw = RobotsTxtMiddleware(crawler)
+    mw._parsers["fetching.test"] = Deferred()  # a fetch under way is never forgotten
+    for i in range(19):
+        mw._parsers[f"h{i}.test"] = Rfc9309RobotParser(b"User-agent: *\nDisallow: /x\n")
+        mw._expires[f"h{i}.test"] = 1.0
+    mw._forget_oldest()
+    assert list(mw._parsers)[:2] == ["fetching.test", "h1.test"] and len(mw._parsers) == 19
+    assert "h0.test" not in mw._expires and crawler.stats.get_value("robotstxt/forgotten") == 1
+
+
+def test_dns_staleness_stamps_go_with_the_names_the_cache_dropped(monkeypatch):
+    from scrapy.resolver import dnscache
+    from twisted.internet import defer
+    from twisted.internet.base import ThreadedResolver
+
+    import crawlproj.resolver as mod
+
+    monkeypatch.setattr(ThreadedResolver, "getHostByName", lambda self, name, timeout=(): defer.succeed("192.0.2.1"))
+    monkeypatch.setattr(dnscache, "limit", 5)
+    resolver = mod.HostResolveResolver(object(), 5, 5.0, [], ttl=60)
+    for i in range(40):
+        resolver.getHostByName(f"n{i}.test")
+    assert 5 <= len(resolver._expires) <= 2 * 5 and all(f"n{i}.test" in resolver._expires for i in range(35, 40))

@@ -65,14 +65,24 @@ def robots_state(status: int | None) -> str:
 
 
 class HostBoard:
-    """Per host: fetches, last status and time, address, errors, robots.txt state and time."""
+    """Per host: fetches, last status and time, address, errors, robots.txt state and time.
 
-    def __init__(self) -> None:
-        self.hosts: dict[str, dict] = {}
+    Remembers the ``keep`` hosts heard from most recently (a broad crawl meets millions: about
+    480 bytes each); ``seen`` counts every host it has heard of."""
+
+    def __init__(self, keep: int = 10_000) -> None:
+        self.hosts: dict[str, dict] = {}  # least recently heard of first
+        self.keep = max(1, keep)
+        self.seen = 0
 
     def _host(self, host: str) -> dict:
-        row = self.hosts.get(host)
-        if row is None:
+        row = self.hosts.pop(host, None)
+        if row is not None:
+            self.hosts[host] = row  # now the most recent
+        else:
+            self.seen += 1
+            if len(self.hosts) >= self.keep:
+                del self.hosts[next(iter(self.hosts))]
             row = self.hosts[host] = {"fetches": 0, "errors": 0, "last_status": None, "last_seen": 0.0, "ip": None,
                                       "location": NOWHERE, "robots_status": None, "robots_at": None,
                                       "robots_known": False}
@@ -179,7 +189,7 @@ def snapshot(stats: dict, series: RateSeries, board: HostBoard, hosts: list[str]
                    "growth_per_1000_pages": g("process/rss_growth_per_1000_pages"),
                    "browser_rss_bytes": g("render/browser_rss_bytes", 0)},
         "hosts": board.rows(hosts, now, described),
-        "hosts_total": len(board.hosts),
+        "hosts_total": board.seen,
         "locations": board.locations(),
         **operations(stats, extra.get("time")),
     }

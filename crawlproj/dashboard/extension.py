@@ -55,7 +55,7 @@ class Dashboard:
         if s.getbool("DASHBOARD_REDIS"):
             self.redis = connection.from_settings(s)
             self.redis_key = cluster.key_prefix(s.get("REDIS_PREFIX"))
-        self.board = HostBoard()
+        self.board = HostBoard(s.getint("DASHBOARD_HOSTS_KEPT"))
         self.series = RateSeries.ten_minutes(self.interval)
         self.resource = DashboardResource(*self.tokens, control=self.control, seed=self.seed)
         self.started = time.monotonic()

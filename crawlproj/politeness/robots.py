@@ -20,6 +20,7 @@ inside the host's politeness like any visit. At most 5 redirects are followed
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from urllib.parse import urlsplit
@@ -88,6 +89,7 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         self.ttl = crawler.settings.getfloat("ROBOTSTXT_TTL")
         self.error_ttl = crawler.settings.getfloat("ROBOTSTXT_ERROR_TTL")
         self._expires: dict[str, float] = {}  # netloc -> when its robots.txt must be fetched again
+        self.cache_hosts = crawler.settings.getint("ROBOTSTXT_CACHE_HOSTS")
         self.follow_sitemaps = crawler.settings.getbool("ROBOTSTXT_SITEMAPS")
         self._sitemaps_read: dict[str, float] = {}  # netloc -> when its sitemaps were last queued
         self._sitemap_timer: task.LoopingCall | None = None
@@ -120,6 +122,7 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         url = urlparse_cached(request)
         netloc = url.netloc
         if netloc not in self._parsers:
+            self._forget_oldest()
             self._parsers[netloc] = Deferred()
             robotsreq = Request(
                 f"{url.scheme}://{netloc}/robots.txt",
@@ -145,6 +148,18 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         if isinstance(parser, Deferred):
             return await maybe_deferred_to_future(parser)
         return parser
+
+    def _forget_oldest(self) -> None:
+        """Keep at most ``ROBOTSTXT_CACHE_HOSTS`` parsers: the oldest tenth go at once (fetches
+        under way are kept), so the cost per host stays constant."""
+        if len(self._parsers) < self.cache_hosts:
+            return
+        old = [n for n in itertools.islice(self._parsers, max(1, self.cache_hosts // 10))
+               if not isinstance(self._parsers[n], Deferred)]
+        for netloc in old:
+            del self._parsers[netloc]
+            self._expires.pop(netloc, None)
+        self._stats.inc_value("robotstxt/forgotten", len(old))
 
     async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
         self._expires[netloc] = self.clock() + (self.error_ttl if response.status >= 500 else self.ttl)
