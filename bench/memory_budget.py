@@ -233,7 +233,7 @@ def main() -> None:
         "robots_txt_cache": {"where": "memory", "bytes": round(robots(n // 10)), "per": "host",
                              "bound": "ROBOTSTXT_CACHE_HOSTS"},
         "dashboard_hosts": {"where": "memory", "bytes": round(dashboard_hosts(n)), "per": "host",
-                            "bound": "DASHBOARD_MAX_HOSTS"},
+                            "bound": "DASHBOARD_HOSTS_KEPT"},
         "render_evidence": {"where": "memory", "bytes": round(render_evidence(n)), "per": "host",
                             "bound": "hosts (RENDER_MODE auto)"},
         "site_cap_counts": {"where": "memory", "bytes": round(site_cap(n)), "per": "host",
