@@ -242,6 +242,10 @@ DOWNLOAD_TIMEOUT: number(float, 0, inclusive=False) = 30
 #: Bodies longer than this are cut and counted, never buffered whole; warned about from DOWNLOAD_WARNSIZE.
 DOWNLOAD_MAXSIZE: number(int, 0) = 16 * 1024 * 1024  # endless bodies are cut and counted, not buffered
 DOWNLOAD_WARNSIZE: number(int, 0) = 4 * 1024 * 1024
+#: Response header lines and bytes, at most: past either the download is cut and stored as
+#: too_large (DOWNLOAD_MAXSIZE counts bodies only; a server may send headers without end). 0: off.
+DOWNLOAD_MAX_HEADERS: number(int, 0) = 500
+DOWNLOAD_MAX_HEADER_BYTES: number(int, 0) = 256 * 1024
 #: Scrapy stops sending requests while its scraper holds more response bytes than this.
 #: Scrapy's 5 MB let one large page (a 5.8 MB manual) stop every host for the second it
 #: took to process; above DOWNLOAD_MAXSIZE, a single page never does.

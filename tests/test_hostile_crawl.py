@@ -83,3 +83,72 @@ def test_hostile_pages_end_named_while_ordinary_hosts_are_crawled_fully_and_poli
     rejected = {k.rsplit("/", 1)[1] for k in stats if k.startswith("crawlproj/url_rejected/")}
     assert {"scheme", "bad_host", "credentials", "malformed"} <= rejected
     assert stats["process/max_rss_bytes"] < MAX_RSS, stats["process/max_rss_bytes"]
+
+
+class HeaderServer:
+    """A raw HTTP server on loopback: ``/endless`` sends header lines without end, ``/many``
+    600 header lines and then a body, ``/`` an ordinary page linking to both."""
+
+    PAGE = b'<html><head><title>ok</title></head><body><a href="/endless">e</a> <a href="/many">m</a></body></html>'
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.sent_header_bytes = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            path = conn.recv(65536).split(b" ", 2)[1]
+            if path == b"/robots.txt":
+                conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            elif path == b"/endless":
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n")
+                for n in range(2_000_000):  # about 100 MB unless the crawler hangs up
+                    line = b"X-Filler-%d: %s\r\n" % (n, b"y" * 40)
+                    conn.sendall(line)
+                    self.sent_header_bytes += len(line)
+            elif path == b"/many":
+                head = b"".join(b"X-H%d: v\r\n" % n for n in range(600))
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + head +
+                             b"Content-Length: 5\r\nConnection: close\r\n\r\nhello")
+            else:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n"
+                             b"Connection: close\r\n\r\n" % len(self.PAGE) + self.PAGE)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_response_headers_are_bounded_and_a_page_past_them_is_too_large(tmp_path):
+    import sqlite3
+
+    server = HeaderServer()
+    try:
+        url = f"http://127.0.0.1:{server.port}/"
+        result = harness.run_crawl("site", tmp_path, {"url": url}, {
+            "STORE_URI": f"sqlite:///{tmp_path}/crawl.db", "MIN_INTERVAL": 0, "RENDER_MODE": "never",
+            "RETRY_ENABLED": False, "DOWNLOAD_MAX_HEADER_BYTES": 64 * 1024, "DOWNLOAD_MAX_HEADERS": 500,
+            "CLOSESPIDER_TIMEOUT": 60}, timeout=120)
+    finally:
+        server.close()
+    assert result.returncode == 0, result.log[-3000:]
+    db = sqlite3.connect(tmp_path / "crawl.db")
+    assert db.execute("SELECT count(*) FROM pages WHERE url = ?", (url,)).fetchone() == (1,)
+    errors = dict(db.execute("SELECT url, kind FROM fetch_errors").fetchall())
+    assert errors == {url + "endless": "too_large", url + "many": "too_large"}, errors
+    assert server.sent_header_bytes < 16 * 2**20  # hung up on, not read to the end
+    assert result.stats["process/max_rss_bytes"] < 600 * 2**20

@@ -184,7 +184,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
-        expose_connection_header(self)
+        expose_connection_header(self, crawler.settings)
         s = crawler.settings
         self.crawler = crawler
         options = dict(self.config.launch_options)
