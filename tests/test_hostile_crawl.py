@@ -12,10 +12,12 @@ MAX_RSS = 512 * 1024 * 1024
 
 
 class Listener:
-    """Counts the TCP connections accepted on one address (where nothing may connect)."""
+    """Counts the TCP connections accepted on one address (where nothing may connect); a
+    subclass answers them (:meth:`handle`)."""
 
     def __init__(self, address: str, port: int) -> None:
         self.sock = socket.create_server((address, port))
+        self.port = self.sock.getsockname()[1]
         self.accepted = 0
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -27,7 +29,10 @@ class Listener:
             except OSError:
                 return
             self.accepted += 1
-            conn.close()
+            self.handle(conn)
+
+    def handle(self, conn: socket.socket) -> None:
+        conn.close()
 
     def close(self) -> None:
         self.sock.close()
@@ -85,26 +90,15 @@ def test_hostile_pages_end_named_while_ordinary_hosts_are_crawled_fully_and_poli
     assert stats["process/max_rss_bytes"] < MAX_RSS, stats["process/max_rss_bytes"]
 
 
-class HeaderServer:
+class HeaderServer(Listener):
     """A raw HTTP server on loopback: ``/endless`` sends header lines without end, ``/many``
     600 header lines and then a body, ``/`` an ordinary page linking to both."""
 
     PAGE = b'<html><head><title>ok</title></head><body><a href="/endless">e</a> <a href="/many">m</a></body></html>'
+    sent_header_bytes = 0
 
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.sent_header_bytes = 0
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+    def handle(self, conn: socket.socket) -> None:
+        threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
         try:
@@ -136,7 +130,7 @@ class HeaderServer:
 def test_response_headers_are_bounded_and_a_page_past_them_is_too_large(tmp_path):
     import sqlite3
 
-    server = HeaderServer()
+    server = HeaderServer("127.0.0.1", 0)
     try:
         url = f"http://127.0.0.1:{server.port}/"
         result = harness.run_crawl("site", tmp_path, {"url": url}, {
