@@ -67,3 +67,31 @@ def test_header_stands_when_it_reads_the_body_and_the_meta_is_stale():
     ascii_only = b'<html><head><meta charset="shift_jis"><title>plain</title></head></html>'
     assert body_charset_over_header(ascii_only, "utf-8") is None
     assert body_charset_over_header(raw, None) is None
+
+
+@pytest.mark.parametrize("charset", ["base64", "hex", "rot13", "idna", "zlib", "x-no-such-charset"])
+@pytest.mark.parametrize("where", ["header", "meta"])
+def test_a_charset_that_is_no_text_encoding_falls_back_to_one_that_reads_the_page(charset, where):
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.test import get_crawler
+
+    from crawlproj.content.charset import BodyCharsetMiddleware
+
+    meta = f'<meta charset="{charset}">' if where == "meta" else ""
+    body = f"<html><head>{meta}<title>日本語のページ</title></head><body>café</body></html>".encode()
+    headers = {"Content-Type": f"text/html; charset={charset}" if where == "header" else "text/html"}
+    crawler = get_crawler()
+    crawler.stats.open_spider()
+    mw = BodyCharsetMiddleware(crawler.stats)
+    response = mw.process_response(None, HtmlResponse("http://a.test/", body=body, headers=headers))
+    assert "日本語のページ" in response.text and "café" in response.text
+    unusable = charset != "x-no-such-charset"  # an unknown name: Scrapy already sniffs instead
+    assert crawler.stats.get_value("charset/unusable") == (1 if unusable else None)
+
+
+def test_a_shift_jis_page_declaring_base64_is_read_in_its_own_meta_charset():
+    from crawlproj.content.charset import readable_charset
+
+    body = '<html><head><meta charset="shift_jis"><title>日本</title></head></html>'.encode("shift_jis")
+    assert readable_charset(body, "base64") in ("shift_jis", "cp932")
+    assert readable_charset(body, "utf-8") is None and readable_charset(body, None) is None

@@ -7,6 +7,11 @@ default) comes out garbled, though its own bytes say what they are. So when the
 body declares a different charset and the header's charset cannot read the body
 (or reads any bytes at all, as ISO-8859-1 does), but the declared one can, the
 declared one wins. A BOM already wins in Scrapy (w3lib).
+
+A declared charset that is no text encoding at all (``base64``, ``hex``, ``rot13``: Python
+codecs from bytes to bytes; ``idna``, which cannot replace errors) made every read of the
+page fail. It is set aside for one that reads the body: the BOM's, the other declaration's,
+UTF-8 when the body is valid UTF-8, else windows-1252 (the HTML standard's default).
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ from functools import lru_cache
 from typing import Any
 
 from scrapy.http import Response, TextResponse
-from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, resolve_encoding
+from w3lib.encoding import (
+    html_body_declared_encoding, http_content_type_encoding, read_bom, resolve_encoding,
+)
 
 from .extract import is_html
 
@@ -38,13 +45,45 @@ def _strict(body: bytes, codec: str) -> bool:
     return True
 
 
+@lru_cache(maxsize=256)
+def is_text_encoding(name: str | None) -> bool:
+    """Whether ``name`` is a codec that decodes bytes to text, replacing what it cannot read."""
+    if not name:
+        return False
+    try:
+        if not codecs.lookup(name)._is_text_encoding:
+            return False
+        b"<html>\xff".decode(name, "replace")
+    except (LookupError, UnicodeError, ValueError, TypeError):
+        return False
+    return True
+
+
+def readable_charset(body: bytes, header_charset: str | None) -> str | None:
+    """A charset to read the body in when the one it goes by (the header's, else its own
+    declaration) is no text encoding; None when that one is fine (pure)."""
+    declared = header_charset or html_body_declared_encoding(body)
+    going_by = resolve_encoding(declared) or declared if declared else None
+    if going_by is None or is_text_encoding(going_by):
+        return None
+    bom = read_bom(body)[0]
+    if bom:
+        return bom
+    own = html_body_declared_encoding(body)
+    if own and is_text_encoding(resolve_encoding(own) or own) and _strict(body, resolve_encoding(own) or own):
+        return resolve_encoding(own) or own
+    return "utf-8" if _strict(body, "utf-8") else "cp1252"
+
+
 def body_charset_over_header(body: bytes, header_charset: str | None) -> str | None:
     """The body's declared charset when it should override ``header_charset``, else None (pure)."""
     if not header_charset:
         return None
     declared = html_body_declared_encoding(body)
     header, own = resolve_encoding(header_charset), resolve_encoding(declared) if declared else None
-    if not header or not own or codecs.lookup(header).name == codecs.lookup(own).name:
+    if not header or not own or not is_text_encoding(header) or not is_text_encoding(own):
+        return None
+    if codecs.lookup(header).name == codecs.lookup(own).name:
         return None
     if _strict(body, header) and not _reads_any_bytes(header):
         return None  # the header's charset reads the body: the meta is the stale one
@@ -68,9 +107,14 @@ class BodyCharsetMiddleware:
         if not isinstance(response, TextResponse):
             return response
         content_type = response.headers.get(b"Content-Type")
+        header_charset = http_content_type_encoding(content_type.decode("latin-1")) if content_type else None
+        readable = readable_charset(response.body, header_charset)
+        if readable is not None:  # a declared "charset" no text can be read in
+            self.stats.inc_value("charset/unusable")
+            return response.replace(encoding=readable)
         if not content_type or not is_html(content_type):
             return response
-        own = body_charset_over_header(response.body, http_content_type_encoding(content_type.decode("latin-1")))
+        own = body_charset_over_header(response.body, header_charset)
         if own is None:
             return response
         self.stats.inc_value("charset/body_over_header")
