@@ -25,6 +25,8 @@ def test_retry_after_in_seconds_or_as_a_date():
     assert retry_after_seconds(email.utils.formatdate(now - 90, usegmt=True), now) == 0
     assert retry_after_seconds("soon", now) is None
     assert retry_after_seconds(None, now) is None
+    for unreadable in ("²", "１２", "1e3", "-5", "3.5"):  # only ASCII digits are seconds (RFC 9110)
+        assert retry_after_seconds(unreadable.encode() if unreadable.isascii() else unreadable, now) is None
 
 
 def test_backoff_only_for_the_configured_statuses_and_capped():
@@ -35,6 +37,9 @@ def test_backoff_only_for_the_configured_statuses_and_capped():
     assert backoff_seconds(Response("http://h/", status=503, headers={"Retry-After": "99999"}), {503}, 60, 3600,
                            now) == 3600
     assert backoff_seconds(Response("http://h/", status=500), {429, 503}, 60, 3600, now) is None
+    # An unreadable Retry-After rests the host the default, never 0 (it once raised ValueError).
+    r503_odd = Response("http://h/", status=503, headers={"Retry-After": "²".encode("latin-1")})
+    assert backoff_seconds(r503_odd, {429, 503}, 60, 3600, now) == 60
     assert backoff_seconds(ConnectionLost(), {429, 503}, 60, 3600, now) is None
 
 

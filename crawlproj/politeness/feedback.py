@@ -64,12 +64,14 @@ def closed_keepalive(result: Any) -> bool:
 
 
 def retry_after_seconds(value: str | bytes | None, now: float) -> float | None:
-    """A Retry-After header as seconds from ``now`` (epoch seconds); None if absent or unreadable."""
+    """A Retry-After header as seconds from ``now`` (epoch seconds); None if absent or unreadable
+    (the caller then rests the host ``BACKOFF_DEFAULT``). Seconds are ASCII digits only (RFC 9110:
+    ``str.isdigit`` also takes "²" and full-width digits, which ``float`` then refuses)."""
     if value is None:
         return None
     text = value.decode("latin-1") if isinstance(value, bytes) else value
     text = text.strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         return float(text)
     try:
         when = email.utils.parsedate_to_datetime(text)
