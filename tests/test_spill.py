@@ -92,3 +92,32 @@ def test_two_tier_frontier_over_spill_queues_hands_out_everything_in_order(store
         frontier.release(key, now)
     assert got == expected
     assert store.disk_entries == 0
+
+
+def test_a_killed_crawls_temporary_spill_folder_is_removed_when_the_next_crawl_starts(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+    import tempfile
+
+    from scrapy.settings import Settings
+
+    from crawlproj.frontier.spill import SPILL_PREFIX
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f"{SPILL_PREFIX}{dead.pid}-abc"  # a crawl killed with -9 left it behind
+    stale.mkdir()
+    (stale / "00000000.seg").write_bytes(b"x" * 1000)
+    running = tmp_path / f"{SPILL_PREFIX}{os.getpid()}-def"  # another crawl, still running
+    running.mkdir()
+    other = tmp_path / "someone-elses"
+    other.mkdir()
+    store = SegmentStore.from_settings(Settings({"FRONTIER_FRONT_BUFFER": 8, "FRONTIER_BACK_BUFFER": 8,
+                                                 "FRONTIER_SEGMENT_BYTES": 4096}))
+    try:
+        assert not stale.exists() and running.exists() and other.exists()
+        assert os.path.basename(store.directory).startswith(f"{SPILL_PREFIX}{os.getpid()}-")
+    finally:
+        store.close()
+    assert not os.path.exists(store.directory)

@@ -27,6 +27,38 @@ from typing import Any
 Chunk = tuple[int, int, int, int]  # (segment, offset, length, entries)
 
 
+#: A crawl without JOBDIR spills into a temporary folder named for its process.
+SPILL_PREFIX = "crawlproj-spill-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def remove_stale_spills(parent: str) -> list[str]:
+    """Remove the temporary spill folders of crawls whose process is gone (killed: a closing
+    crawl removes its own); those of running crawls stay. Returns the folders removed."""
+    removed = []
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.startswith(SPILL_PREFIX):
+            continue
+        pid = name[len(SPILL_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+            removed.append(name)
+    return removed
+
+
 class SegmentStore:
     """Append-only segment files holding pickled chunks of queue entries."""
 
@@ -53,8 +85,10 @@ class SegmentStore:
         if not (s.getint("FRONTIER_FRONT_BUFFER") and s.getint("FRONTIER_BACK_BUFFER")):
             return None
         jobdir = s.get("JOBDIR")
-        directory = s.get("FRONTIER_SPILL_DIR") or (
-            os.path.join(jobdir, "frontier", "spill") if jobdir else tempfile.mkdtemp(prefix="crawlproj-spill-"))
+        directory = s.get("FRONTIER_SPILL_DIR") or (os.path.join(jobdir, "frontier", "spill") if jobdir else None)
+        if directory is None:
+            remove_stale_spills(tempfile.gettempdir())
+            directory = tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-")
         return cls(directory, segment_bytes=s.getint("FRONTIER_SEGMENT_BYTES"))
 
     def _path(self, segment: int) -> str:
