@@ -96,3 +96,14 @@ def test_a_body_cut_at_the_size_limit_is_named_too_large():
     for exc in (announced, DownloadCancelledError(), CancelledError()):  # announced, and cut mid-stream
         assert _error_kind(Failure(exc)) == "too_large", exc
     assert _error_kind(Failure(TimeoutError())) == "timeout"
+
+
+def test_render_timeouts_are_named_so_not_too_large():
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+    from twisted.python.failure import Failure
+
+    from crawlproj.rendering.handler import RenderTimeout
+    from crawlproj.spiders.base import _error_kind
+
+    assert _error_kind(Failure(PlaywrightTimeout("Timeout 30000ms exceeded."))) == "render_timeout"
+    assert _error_kind(Failure(RenderTimeout("rendering http://h.test/ took over 30 s"))) == "render_timeout"

@@ -87,6 +87,10 @@ def _error_kind(failure: Failure) -> str:
     }
     if name == "IgnoreRequest" and str(exc) == "max redirections reached":
         return "redirect_limit"
+    # A render's timeout: crawlproj's own, or Playwright's ("Timeout 30000ms exceeded.", which
+    # the size test below would read as too_large).
+    if name == "RenderTimeout" or (name == "TimeoutError" and type(exc).__module__.startswith("playwright")):
+        return "render_timeout"
     if "maxsize" in str(exc).lower() or "max size" in str(exc).lower() or "exceeded" in str(exc).lower():
         return "too_large"
     return kinds.get(name, name.lower())
