@@ -90,7 +90,9 @@ def canonicalize(
         scheme = parts.scheme.lower()
         if scheme not in _DEFAULT_PORTS:
             raise InvalidURL("scheme", raw)
-        host = (parts.hostname or "").lower()
+        # A trailing dot names the same host (the DNS root): "dot.test." and "dot.test" must be one
+        # politeness key and one URL, or one site is crawled twice and its interval halved.
+        host = (parts.hostname or "").lower().rstrip(".")
         port = parts.port  # raises ValueError on a non-numeric or out-of-range port
     except InvalidURL:
         raise

@@ -15,6 +15,8 @@ from crawlproj.urls import InvalidURL, canonicalize, host_of
         ("http://[::1]:8080/x", "http://[::1]:8080/x"),
         ("  http://example.com  ", "http://example.com/"),
         ("http://example.com/a%2fb", "http://example.com/a%2Fb"),
+        ("http://Dot.Test./a", "http://dot.test/a"),  # a trailing dot and letter case name one host
+        ("http://dot.test.:8080/x", "http://dot.test:8080/x"),
     ],
 )
 def test_canonical_forms(raw, expected):
