@@ -43,11 +43,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parsel import Selector  # noqa: E402
-
 from crawlproj.content.extract import title_and_text  # noqa: E402
 from crawlproj.content.main_text import main_text  # noqa: E402
 from crawlproj.content.near_duplicates import NearDuplicateIndex, jaccard, shingles  # noqa: E402
+from crawlproj.content.page import ParsedPage  # noqa: E402
 from crawlproj.sandbox.graph import SandboxConfig, SandboxWeb  # noqa: E402
 from crawlproj.sandbox.harness import SandboxProcess, run_crawl  # noqa: E402
 
@@ -148,7 +147,11 @@ def main() -> None:
     parser.add_argument("--crawl-hosts", type=int, default=200)
     parser.add_argument("--crawl-pages", type=int, default=20)
     parser.add_argument("--no-crawl", action="store_true", help="skip the end-to-end crawl comparison")
+    parser.add_argument("--smoke", action="store_true", help="a small web and one short crawl each way")
     opts = parser.parse_args()
+    repeats = 3
+    if opts.smoke:
+        opts.hosts, opts.pages, opts.crawl_hosts, opts.crawl_pages, repeats = 20, 19, 8, 5, 1
     web = SandboxWeb(SandboxConfig(hosts=opts.hosts, pages=opts.pages, page_bytes=opts.page_bytes, content_mix=True,
                                    robots_mix=False))
     order = crawl_order(web)
@@ -158,12 +161,13 @@ def main() -> None:
                                    content_mix=True, robots_mix=False))
     order = crawl_order(web)
     out.update(accuracy(web, order, lambda h, k: main_text(web.render(h, k)[0], web.specs[h].charset)))
-    naive = accuracy(web, order, lambda h, k: title_and_text(Selector(
-        text=web.render(h, k)[0].decode(web.specs[h].charset)))[1])
+    naive = accuracy(web, order, lambda h, k: title_and_text(ParsedPage(
+        web.render(h, k)[0].decode(web.specs[h].charset)))[1])
     out["template_false_positives_without_extraction"] = naive["template_false_positives"]
     if not opts.no_crawl:
-        out["crawl"] = crawl_cost(opts.crawl_hosts, opts.crawl_pages, opts.page_bytes)
-        out["crawl_short_articles"] = crawl_cost(opts.crawl_hosts, opts.crawl_pages, opts.accuracy_page_bytes)
+        out["crawl"] = crawl_cost(opts.crawl_hosts, opts.crawl_pages, opts.page_bytes, repeats)
+        if not opts.smoke:
+            out["crawl_short_articles"] = crawl_cost(opts.crawl_hosts, opts.crawl_pages, opts.accuracy_page_bytes)
     print(json.dumps(out))
 
 

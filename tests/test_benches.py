@@ -37,3 +37,9 @@ def test_budget_bench_smoke(name):
     assert rows["near_duplicate_index"]["memory_bytes"] < 100  # on disk, not per page in memory
     assert 1.5 < rows["url_seen_bloom"]["bytes"] < 2.5
     assert all(row["bound"] for row in rows.values())
+
+
+def test_near_duplicates_bench_smoke():
+    out = smoke("near_duplicates")
+    assert out["pages"] > 0 and out["flagged"] > 0 and out["template_false_positives"] == 0
+    assert out["crawl"]["pipeline_on"]["crawler_cpu_ms_per_page"] > 0
