@@ -91,7 +91,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--only-one", action="store_true", help="only the one-worker run (for tuning)")
+    parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     opts = parser.parse_args()
+    if opts.smoke:
+        opts.seconds = 8.0
     tmp = Path(tempfile.mkdtemp(prefix="bench-distributed-"))
     seconds = opts.seconds
     ours = {"PROFILE": "sandbox", "SCHEDULER": "crawlproj.distributed.scheduler.DistributedScheduler",

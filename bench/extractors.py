@@ -51,7 +51,10 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=40)
     parser.add_argument("--pages", type=int, default=25)
     parser.add_argument("--page-bytes", type=int, default=6000, help="article size (template pages add ~20 KB)")
+    parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     opts = parser.parse_args()
+    if opts.smoke:
+        opts.hosts, opts.pages = 8, 10
     web = SandboxWeb(SandboxConfig(hosts=opts.hosts, pages=opts.pages, page_bytes=opts.page_bytes,
                                    content_mix=True, robots_mix=False, special_pages=False))
     pages = [(h, k) for h in web.hosts for k in range(web.size(h))]

@@ -133,7 +133,10 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=100_000)
     parser.add_argument("--urls", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--child", choices=("ours", "scrapy"), help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     opts = parser.parse_args()
+    if opts.smoke:
+        opts.sizes, opts.hosts = "20000", 1000
     if opts.child:
         print(json.dumps(child(opts.child, opts.urls, opts.hosts)))
         return
@@ -142,7 +145,7 @@ def main() -> None:
     largest = runs[sizes[-1]]
     peer = spawn("scrapy", sizes[0], opts.hosts)
     ours_small = runs[sizes[0]]
-    print(json.dumps({
+    print(json.dumps({"bench": "frontier",
         "ops_per_s": largest["ops_per_s"], "rss_bytes_per_url": largest["rss_bytes_per_url"],
         "urls": largest["urls"], "hosts": opts.hosts, "peak_rss_mb": largest["peak_rss_mb"],
         "runs": list(runs.values()),

@@ -94,7 +94,10 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=400, help="pages per site at most (default 400)")
+    parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     args = parser.parse_args()
+    if args.smoke:
+        args.limit = 15
     pages = corpus(args.limit)
     from crawlproj.content.language import detect
 

@@ -169,7 +169,10 @@ def main() -> None:
     parser.add_argument("--policies", default=",".join(POLICIES))
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="extra crawl settings for every run (e.g. FRONTIER_LEVELS=16)")
+    parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     args = parser.parse_args()
+    if args.smoke:
+        args.hosts, args.pages, args.policies, args.topical_models = 30, 8, "bfs,backlinks", "tfidf"
     EXTRA.update(item.split("=", 1) for item in args.set)
     work = Path(tempfile.mkdtemp(prefix="bench-ordering-"))
     out: dict = {"bench": "ordering", "hosts": args.hosts}

@@ -134,7 +134,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--shapes", default="main,discovery,powerlaw", help="comma-separated: " + ",".join(SHAPES))
+    parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     opts = parser.parse_args()
+    if opts.smoke:
+        opts.seconds, opts.shapes = 8.0, "main"
     tmp = Path(tempfile.mkdtemp(prefix="bench-politeness-"))
     shapes = opts.shapes.split(",")
     results = {name: run_shape(name, opts.seconds, tmp) for name in shapes}

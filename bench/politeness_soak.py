@@ -51,7 +51,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=300.0)
+    parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     opts = parser.parse_args()
+    if opts.smoke:
+        opts.hosts, opts.seconds = 30, 10.0
     tmp = Path(tempfile.mkdtemp(prefix="bench-soak-"))
     with SandboxProcess("--hosts", str(opts.hosts), "--pages", "120", "--crawl-delay", str(CRAWL_DELAY),
                         *host_overrides(opts.hosts), seeds_file=tmp / "seeds.txt") as sandbox:

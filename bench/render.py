@@ -108,7 +108,7 @@ def crawl(sandbox: SandboxProcess, workdir: Path, **settings: object) -> dict:
     }
 
 
-def detection(work: Path, per_site: int, apis: int) -> dict:
+def detection(work: Path, per_site: int, apis: int, sites: tuple = docsites.SITES) -> dict:
     """Part 4: the rule's precision and recall on real pages, against what Chromium shows."""
     import urllib.request
 
@@ -121,14 +121,14 @@ def detection(work: Path, per_site: int, apis: int) -> dict:
     from crawlproj.rendering.detect import needs_rendering
     from crawlproj.rendering.hosts import Comparison
 
-    docsites.ensure_installed()
+    docsites.ensure_installed(sites)
     apps = spa_apps.build_sites(work / "apps", apis=apis)
     pages = spa_apps.api_pages(apps) + [(site.name, "/" + str(f.relative_to(site.root)))
-                                        for site in docsites.SITES for f in docsites.html_files(site, per_site)]
+                                        for site in sites for f in docsites.html_files(site, per_site)]
     counts: dict[tuple[bool, bool], int] = {}
     judge_ms, wrong = [], []
     rules = f"MAP *.{docsites.DOMAIN} 127.0.0.1, MAP *.{spa_apps.DOMAIN} 127.0.0.1"
-    with NginxServer({**apps, **{s.name: s.root for s in docsites.SITES}}) as nginx, sync_playwright() as pw:
+    with NginxServer({**apps, **{s.name: s.root for s in sites}}) as nginx, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=find_chromium(""), args=[f"--host-resolver-rules={rules}"])
         tab = browser.new_page()
         for host, path in pages:
@@ -167,7 +167,10 @@ def main() -> None:
     parser.add_argument("--detect-per-site", type=int, default=40)
     parser.add_argument("--apis", type=int, default=8)
     parser.add_argument("--only", choices=("detection",))
+    parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     args = parser.parse_args()
+    if args.smoke:
+        args.hosts, args.pages_total, args.detect_per_site, args.apis = 4, 16, 4, 1
     if args.only == "detection":
         with tempfile.TemporaryDirectory(prefix="bench-render-") as tmp:
             print(json.dumps({"bench": "render", "detection": detection(Path(tmp), args.detect_per_site, args.apis)}))
@@ -185,7 +188,8 @@ def main() -> None:
             no_rotation = crawl(sandbox, work / "no_rotation", RENDER_MODE="always", RENDER_CONTEXT_MAX_PAGES=0)
         with SandboxProcess(*web_args, "--js-mix", seeds_file=work / "seeds-js.txt") as sandbox:
             auto = crawl(sandbox, work / "auto", RENDER_MODE="auto")
-        found = detection(work, args.detect_per_site, args.apis)
+        found = detection(work, args.detect_per_site, args.apis,
+                          docsites.TEST_SITES if args.smoke else docsites.SITES)
     growth = lambda r: (r["browser_rss_end_bytes"] - r["browser_rss_start_bytes"]  # noqa: E731
                         if r["browser_rss_start_bytes"] is not None else None)
     out.update(

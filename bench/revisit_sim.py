@@ -631,7 +631,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--regimes", default="loguniform,realweb", help="comma-separated: loguniform, realweb")
     parser.add_argument("--plots", default="data/bench/revisit_sim", help="directory for the PNG figures ('' : none)")
+    parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     args = parser.parse_args()
+    if args.smoke:
+        args.pages, args.budget, args.days, args.plots = 2000, 200.0, 30, ""
     started = time.monotonic()
     regimes = [r for r in args.regimes.split(",") if r]
     out = {"bench": "revisit_sim", "pages": args.pages, "budget_per_day": args.budget, "days": args.days,

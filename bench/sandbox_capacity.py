@@ -61,7 +61,10 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32, help="per client process")
     parser.add_argument("--hosts", type=int, default=500)
     parser.add_argument("--pages", type=int, default=20)
+    parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     opts = parser.parse_args()
+    if opts.smoke:
+        opts.seconds, opts.clients, opts.connections, opts.hosts = 2.0, 1, 4, 20
     with SandboxProcess("--hosts", str(opts.hosts), "--pages", str(opts.pages), "--no-japanese") as sandbox:
         jobs = [(sandbox.port, opts.hosts, opts.pages, opts.seconds, opts.connections, i) for i in range(opts.clients)]
         started = time.monotonic()

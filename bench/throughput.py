@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from crawlproj.sandbox.audit import politeness_report  # noqa: E402
-from crawlproj.sandbox.docsites import DOMAIN, HOST_RESOLVE, SITES, ensure_installed  # noqa: E402
+from crawlproj.sandbox.docsites import DOMAIN, HOST_RESOLVE, SITES, TEST_SITES, ensure_installed  # noqa: E402
 from crawlproj.sandbox.harness import crawl_command  # noqa: E402
 from crawlproj.sandbox.servers import NginxServer  # noqa: E402
 
@@ -148,20 +148,22 @@ def pages_of(records, window: float | None = None) -> list:
     return pages
 
 
-def crawlproj_run(nginx: NginxServer, work: Path, seeds: Path, seconds: float, settings: dict) -> Run:
+def crawlproj_run(nginx: NginxServer, work: Path, seeds: Path, seconds: float, settings: dict,
+                  margin: float = WINDOW_MARGIN) -> Run:
     work.mkdir(parents=True, exist_ok=True)
     cmd = crawl_command("web", {"seeds": str(seeds)}, {
         "HOST_RESOLVE": HOST_RESOLVE, "ALLOWED_DOMAINS": DOMAIN, "STORE_URI": f"sqlite:///{work}/crawl.db",
         # Past the counted window: time from the spider's start to its first request must not shorten it.
-        "CLOSESPIDER_TIMEOUT": seconds + WINDOW_MARGIN if seconds else 0,
+        "CLOSESPIDER_TIMEOUT": seconds + margin if seconds else 0,
         "CONCURRENT_REQUESTS": 16, "LOG_LEVEL": "WARNING", "DASHBOARD_ENABLED": False, **settings})
     return Run(cmd, ROOT, work / "crawl.log", nginx)
 
 
-def bare_run(nginx: NginxServer, work: Path, seeds: Path, seconds: float, settings: dict | None = None) -> Run:
+def bare_run(nginx: NginxServer, work: Path, seeds: Path, seconds: float, settings: dict | None = None,
+             sites: tuple = SITES) -> Run:
     work.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "scrapy", "runspider", str(ROOT / "bench" / "bare_spider.py"),
-           "-a", f"seeds={seeds}", "-a", "domains=" + ",".join(s.name for s in SITES),
+           "-a", f"seeds={seeds}", "-a", "domains=" + ",".join(s.name for s in sites),
            "-s", "TWISTED_DNS_RESOLVER=crawlproj.resolver.HostResolveResolver", "-s", f"HOST_RESOLVE={HOST_RESOLVE}",
            "-s", f"CLOSESPIDER_TIMEOUT={seconds}", "-s", "CONCURRENT_REQUESTS=16", "-s", "LOG_LEVEL=WARNING",
            "-s", "TELNETCONSOLE_ENABLED=False"]
@@ -210,26 +212,30 @@ def main() -> None:
     parser.add_argument("--seconds-polite", type=float, default=180.0)
     parser.add_argument("--interval", type=float, default=0.2)
     parser.add_argument("--only", default="cpu,workers,polite", help="comma-separated parts to run")
+    parser.add_argument("--smoke", action="store_true", help="two small sites, seconds a crawl (make test)")
     opts = parser.parse_args()
     parts = set(opts.only.split(","))
-    ensure_installed()
+    sites, margin = SITES, WINDOW_MARGIN
+    if opts.smoke:
+        sites, opts.seconds_cpu, opts.seconds_polite, margin = TEST_SITES, 6.0, 6.0, 3.0
+    ensure_installed(sites)
     tmp = Path(tempfile.mkdtemp(prefix="bench-throughput-"))
     seeds = tmp / "seeds.txt"
-    out: dict = {"bench": "throughput", "sites": len(SITES)}
-    with NginxServer({s.name: s.root for s in SITES}) as nginx:
-        seeds.write_text("".join(f"http://{s.name}:{nginx.port}{s.start}\n" for s in SITES))
+    out: dict = {"bench": "throughput", "sites": len(sites)}
+    with NginxServer({s.name: s.root for s in sites}) as nginx:
+        seeds.write_text("".join(f"http://{s.name}:{nginx.port}{s.start}\n" for s in sites))
         # Every crawl reads the sites to the end first: the pages each host has reachable.
-        bare = cpu_figures(bare_run(nginx, tmp / "cpu-bare", seeds, opts.seconds_cpu), opts.seconds_cpu)
+        bare = cpu_figures(bare_run(nginx, tmp / "cpu-bare", seeds, opts.seconds_cpu, sites=sites), opts.seconds_cpu)
         reachable = Counter(r.host for r in {(r.host, r.path): r for r in pages_of(nginx.records())}.values())
         out["pages_total"] = sum(reachable.values())
         if parts & {"cpu", "workers"}:
-            ours = cpu_figures(crawlproj_run(nginx, tmp / "cpu-ours", seeds, opts.seconds_cpu, NO_INTERVAL),
+            ours = cpu_figures(crawlproj_run(nginx, tmp / "cpu-ours", seeds, opts.seconds_cpu, NO_INTERVAL, margin),
                                opts.seconds_cpu)
             out["cpu"] = {"crawlproj": ours, "bare_scrapy": bare,
                           "ratio_pages_per_s": round(ours["pages_per_s"] / bare["pages_per_s"], 3)}
         if "workers" in parts:
             two = cpu_figures(crawlproj_run(nginx, tmp / "cpu-workers", seeds, opts.seconds_cpu,
-                                            {**NO_INTERVAL, "WORKERS": 2}), opts.seconds_cpu)
+                                            {**NO_INTERVAL, "WORKERS": 2}, margin), opts.seconds_cpu)
             one = out["cpu"]["crawlproj"]
             out["workers"] = {"window_s": WINDOW, "one_window_pages": one["pages_first_window"],
                               "two_window_pages": two["pages_first_window"],
@@ -239,11 +245,12 @@ def main() -> None:
                               "speedup": round(two["pages_per_s"] / one["pages_per_s"], 3)}
         if "polite" in parts:
             polite = {"MIN_INTERVAL": opts.interval}
-            ours = polite_figures(crawlproj_run(nginx, tmp / "polite-ours", seeds, opts.seconds_polite, polite),
+            ours = polite_figures(crawlproj_run(nginx, tmp / "polite-ours", seeds, opts.seconds_polite, polite, margin),
                                   opts.seconds_polite, opts.interval)
             stock = polite_figures(
                 crawlproj_run(nginx, tmp / "polite-scrapy", seeds, opts.seconds_polite,
-                              {**STOCK_SCHEDULER, "DOWNLOAD_DELAY": opts.interval, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}),
+                              {**STOCK_SCHEDULER, "DOWNLOAD_DELAY": opts.interval, "CONCURRENT_REQUESTS_PER_DOMAIN": 1},
+                              margin),
                 opts.seconds_polite, opts.interval)
             per_host_bound = polite_bound(ours.pop("records"), dict(reachable), opts.interval, opts.seconds_polite)
             bound = sum(per_host_bound.values())

@@ -109,7 +109,10 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=100_000)
     parser.add_argument("--probes", type=int, default=1_000_000)
     parser.add_argument("--child", choices=("bloom_sized", "bloom_grown", "rfp"), help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     opts = parser.parse_args()
+    if opts.smoke:
+        opts.urls, opts.hosts, opts.probes = 20_000, 1000, 10_000
     if opts.child:
         print(json.dumps(run(opts.child, opts.urls, opts.hosts, opts.probes)))
         return
@@ -120,7 +123,7 @@ def main() -> None:
                              check=True, capture_output=True, text=True)
         results[kind] = json.loads(out.stdout.strip().splitlines()[-1])
     ours, grown, rfp = results["bloom_sized"], results["bloom_grown"], results["rfp"]
-    print(json.dumps({
+    print(json.dumps({"bench": "urlseen",
         "bytes_per_url": ours["bytes_per_url"], "false_positive_rate": ours["false_positive_rate"],
         "ops_per_s": ours["ops_per_s"], "urls": opts.urls,
         "grown_from_default_capacity": grown,
