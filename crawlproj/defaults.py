@@ -220,6 +220,11 @@ DOWNLOADER_MIDDLEWARES: components = {
     "crawlproj.politeness.address_safety.AddressSafetyMiddleware": 50,
     # The CGI hop limit again, for redirects, sitemap and seeded URLs (links met it already).
     "crawlproj.traps.CgiHopLimitMiddleware": 60,
+    # Scrapy's redirects, a loop ending as a redirect_loop error (the URL-seen filter dropped it).
+    "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
+    "crawlproj.politeness.redirects.LoopAwareRedirectMiddleware": 600,
+    "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
+    "crawlproj.politeness.redirects.LoopAwareMetaRefreshMiddleware": 580,
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "crawlproj.politeness.robots.RobotsTxtMiddleware": 100,
     # After robots.txt: AI-use signals recorded, and reserved pages skipped (AI_USE_SKIP).

@@ -92,9 +92,12 @@ def test_hostile_pages_end_named_while_ordinary_hosts_are_crawled_fully_and_poli
 
 class HeaderServer(Listener):
     """A raw HTTP server on loopback: ``/endless`` sends header lines without end, ``/many``
-    600 header lines and then a body, ``/`` an ordinary page linking to both."""
+    600 header lines and then a body; ``/loop-a`` and ``/loop-b`` redirect to each other,
+    ``/refresh-a`` and ``/refresh-b`` refresh to each other; ``/`` links to all of them."""
 
-    PAGE = b'<html><head><title>ok</title></head><body><a href="/endless">e</a> <a href="/many">m</a></body></html>'
+    PAGE = (b'<html><head><title>ok</title></head><body><a href="/endless">e</a> <a href="/many">m</a> '
+            b'<a href="/loop-a">a</a> <a href="/refresh-a">r</a></body></html>')
+    REFRESH = b'<html><head><meta http-equiv="refresh" content="0; url=/refresh-%s"></head><body>wait</body></html>'
     sent_header_bytes = 0
 
     def handle(self, conn: socket.socket) -> None:
@@ -111,6 +114,14 @@ class HeaderServer(Listener):
                     line = b"X-Filler-%d: %s\r\n" % (n, b"y" * 40)
                     conn.sendall(line)
                     self.sent_header_bytes += len(line)
+            elif path in (b"/loop-a", b"/loop-b"):
+                other = b"/loop-b" if path == b"/loop-a" else b"/loop-a"
+                conn.sendall(b"HTTP/1.1 302 Found\r\nLocation: %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                             % other)
+            elif path in (b"/refresh-a", b"/refresh-b"):
+                body = self.REFRESH % (b"b" if path == b"/refresh-a" else b"a")
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n"
+                             b"Connection: close\r\n\r\n" % len(body) + body)
             elif path == b"/many":
                 head = b"".join(b"X-H%d: v\r\n" % n for n in range(600))
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + head +
@@ -127,7 +138,9 @@ class HeaderServer(Listener):
         self.sock.close()
 
 
-def test_response_headers_are_bounded_and_a_page_past_them_is_too_large(tmp_path):
+def test_response_headers_are_bounded_and_redirect_loops_are_named(tmp_path):
+    """Headers past DOWNLOAD_MAX_HEADERS or DOWNLOAD_MAX_HEADER_BYTES end the fetch as too_large;
+    a redirect or refresh loop is a redirect_loop error (the URL-seen filter dropped it silently)."""
     import sqlite3
 
     server = HeaderServer("127.0.0.1", 0)
@@ -143,6 +156,7 @@ def test_response_headers_are_bounded_and_a_page_past_them_is_too_large(tmp_path
     db = sqlite3.connect(tmp_path / "crawl.db")
     assert db.execute("SELECT count(*) FROM pages WHERE url = ?", (url,)).fetchone() == (1,)
     errors = dict(db.execute("SELECT url, kind FROM fetch_errors").fetchall())
-    assert errors == {url + "endless": "too_large", url + "many": "too_large"}, errors
+    assert errors == {url + "endless": "too_large", url + "many": "too_large", url + "loop-a": "redirect_loop",
+                      url + "refresh-a": "redirect_loop"}, errors
     assert server.sent_header_bytes < 16 * 2**20  # hung up on, not read to the end
     assert result.stats["process/max_rss_bytes"] < 600 * 2**20

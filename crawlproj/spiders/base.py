@@ -87,6 +87,8 @@ def _error_kind(failure: Failure) -> str:
     }
     if name == "IgnoreRequest" and str(exc) == "max redirections reached":
         return "redirect_limit"
+    if name == "IgnoreRequest" and str(exc).startswith("redirect loop"):
+        return "redirect_loop"
     # A render's timeout: crawlproj's own, or Playwright's ("Timeout 30000ms exceeded.", which
     # the size test below would read as too_large).
     if name == "RenderTimeout" or (name == "TimeoutError" and type(exc).__module__.startswith("playwright")):
