@@ -51,19 +51,27 @@ def test_signature_estimates_jaccard():
     assert len(set(shingle_hashes(a).tolist())) == len(shingles(a))  # one hash per distinct shingle (no collisions here)
 
 
-def _index(kind, tmp_path, **shape):
-    """The in-memory index or the on-disk one the pipeline uses: one contract."""
+def _index(kind, tmp_path, request=None, **shape):
+    """The in-memory index, the on-disk one the pipeline uses, or the distributed one in a
+    real redis-server: one contract."""
     if kind == "memory":
         return NearDuplicateIndex(**shape)
+    if kind == "redis":
+        import redis
+
+        from crawlproj.distributed.near_duplicates import RedisNearDuplicateIndex
+
+        server = request.getfixturevalue("redis_server")
+        return RedisNearDuplicateIndex(redis.Redis.from_url(server.url), f"t{tmp_path.name}", **shape)
     from crawlproj.content.sqlite_near_duplicates import SqliteNearDuplicateIndex
 
     return SqliteNearDuplicateIndex(str(tmp_path / "index.db"), **shape)
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-def test_exact_near_and_distinct_pages_english_and_japanese(kind, tmp_path):
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+def test_exact_near_and_distinct_pages_english_and_japanese(kind, tmp_path, request):
     rng = random.Random(7)
-    index = _index(kind, tmp_path, threshold=0.8)
+    index = _index(kind, tmp_path, request, threshold=0.8)
     for lang, make, edit in (("en", english, edit_words), ("ja", japanese, edit_chars)):
         base = make(rng)
         assert index.check_and_add(f"{lang}/base", base) is None
@@ -97,10 +105,14 @@ def test_the_index_reloads_from_sqlite_and_a_refetched_page_never_matches_itself
         NearDuplicateIndex(num_perm=64, storage=SqliteIndexStorage(str(tmp_path / "index.db")))
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-def test_short_pages_are_never_matched(kind, tmp_path):
-    index = _index(kind, tmp_path, min_shingles=10)
-    assert index.check_and_add("a", "Home") is None and index.check_and_add("b", "Home") is None
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+def test_short_pages_are_matched_exactly_and_empty_ones_never(kind, tmp_path, request):
+    index = _index(kind, tmp_path, request, min_shingles=10)
+    assert index.check_and_add("a", "Home") is None
+    copy = index.check_and_add("b", " home ")  # identical once normalised: a copy, however short
+    assert copy is not None and (copy.canonical, copy.kind) == ("a", "exact")
+    assert index.check_and_add("c", "Home page") is None  # too short to sign: no near match either
+    assert index.check_and_add("d", "") is None and index.check_and_add("e", "  ") is None  # nothing: no copy
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])

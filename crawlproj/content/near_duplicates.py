@@ -199,6 +199,9 @@ def _digest(normalised: str) -> str:
     return hashlib.sha256(normalised.encode("utf-8")).hexdigest()
 
 
+EMPTY_DIGEST = _digest("")
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """What the index needs of a text: its content hash and MinHash values (None: too short)."""
@@ -206,6 +209,11 @@ class Fingerprint:
     digest: str
     values: np.ndarray | None
     length: int = 0  # characters of the text
+
+    @property
+    def empty(self) -> bool:
+        """No text at all (a script's shell before rendering, say): a copy of nothing."""
+        return self.digest == EMPTY_DIGEST
 
 
 def fingerprint(text: str, signer: Signer, min_shingles: int = 1, word_n: int = 5, char_n: int = 5,
@@ -244,6 +252,13 @@ class SigningShape:
     def fingerprint(self, text: str) -> Fingerprint:
         return self.fingerprint_of(text)
 
+    def check_and_add(self, key: str, text: str) -> Match | None:
+        """The canonical page ``text`` duplicates, or None (and then ``key`` is indexed as canonical)."""
+        return self.add(key, self.fingerprint(text))
+
+    def add(self, key: str, print_: Fingerprint) -> Match | None:
+        raise NotImplementedError
+
     def best_match(self, values: np.ndarray, candidates: Iterable[tuple[str, bytes | None]], key: str) -> Match | None:
         """The most similar of ``candidates`` (key, stored 32-bit signature) at the threshold or
         above, leaving ``key`` itself out (a page fetched again never copies itself)."""
@@ -270,8 +285,8 @@ class NearDuplicateIndex(SigningShape):
     Only canonical pages enter the index, so a near-duplicate points to the
     canonical page it is most similar to, with the estimated Jaccard of that
     pair, and the index grows with distinct content only. Pages too short to
-    judge (fewer than ``min_shingles`` shingles) are never matched: two empty
-    pages are not copies of each other.
+    sign (fewer than ``min_shingles`` shingles) are matched exactly only: an
+    identical text is a copy whatever its length.
 
     The index lives in memory and is loaded from, and written through to,
     ``storage`` (an :class:`~crawlproj.content.index_storage.IndexStorage`),
@@ -312,17 +327,16 @@ class NearDuplicateIndex(SigningShape):
             del self.hashes[digest]
         del self.signatures[key]
 
-    def check_and_add(self, key: str, text: str) -> Match | None:
-        """The canonical page ``text`` duplicates, or None (and then ``key`` is indexed as canonical)."""
-        return self.add(key, self.fingerprint(text))
-
     def add(self, key: str, print_: Fingerprint) -> Match | None:
         """:meth:`check_and_add` for a fingerprint already computed (the pipeline keeps its length)."""
+        if print_.empty:
+            return None
         owner = self.hashes.get(print_.digest)
         if owner is not None and owner != key:
             return Match(owner, "exact", 1.0)
         values = print_.values
-        if values is None:
+        if values is None:  # too short to sign: its exact copies are still found, by its digest
+            self.hashes.setdefault(print_.digest, key)
             return None
         best: Match | None = None
         for other in self.lsh.query(self.signer.lean(values)):

@@ -52,7 +52,7 @@ class SqliteNearDuplicateIndex(SigningShape):
         self._band_old_entries()
 
     def _check_shape(self) -> None:
-        row = self.conn.execute("SELECT signature FROM canonical LIMIT 1").fetchone()
+        row = self.conn.execute("SELECT signature FROM canonical WHERE length(signature) > 0 LIMIT 1").fetchone()
         if row is not None and len(row[0]) != 4 * self.num_perm:
             raise ValueError(f"the stored index has {len(row[0]) // 4} permutations, not {self.num_perm}")
 
@@ -60,7 +60,7 @@ class SqliteNearDuplicateIndex(SigningShape):
         """An index written before the bands were kept on disk: band its pages once."""
         if self.conn.execute("SELECT 1 FROM bands LIMIT 1").fetchone() is not None:
             return
-        rows = self.conn.execute("SELECT rowid, signature FROM canonical").fetchall()
+        rows = self.conn.execute("SELECT rowid, signature FROM canonical WHERE length(signature) > 0").fetchall()
         if rows:
             self._begin()
             self.conn.executemany("INSERT INTO bands VALUES (?,?,?)", [
@@ -81,11 +81,14 @@ class SqliteNearDuplicateIndex(SigningShape):
 
     def add(self, key: str, print_: Fingerprint) -> Match | None:
         """The canonical page this one duplicates, or None (then ``key`` becomes canonical)."""
+        if print_.empty:
+            return None
         owner = self.conn.execute("SELECT key FROM canonical WHERE digest = ? ORDER BY rowid LIMIT 1",
                                   (print_.digest,)).fetchone()
         if owner is not None and owner[0] != key:
             return Match(owner[0], "exact", 1.0)
-        if print_.values is None:
+        if print_.values is None:  # too short to sign: kept by its digest, for its exact copies
+            self._insert(key, print_.digest, b"", [])
             return None
         values = np.asarray(print_.values).astype("<u4")
         signature = values.tobytes()
@@ -110,9 +113,6 @@ class SqliteNearDuplicateIndex(SigningShape):
         else:
             page = self.conn.execute("INSERT INTO canonical VALUES (?,?,?)", (key, digest, signature)).lastrowid
         self.conn.executemany("INSERT INTO bands VALUES (?,?,?)", [(band, value, page) for band, value in enumerate(bands)])
-
-    def check_and_add(self, key: str, text: str) -> Match | None:
-        return self.add(key, self.fingerprint(text))
 
     def commit(self) -> None:
         # After close (which committed): the store's last flush at the spider's close comes later.

@@ -62,11 +62,14 @@ class RedisNearDuplicateIndex(SigningShape):
     def add(self, key: str, print_: Fingerprint) -> Match | None:
         """The canonical page this one duplicates, or None (then ``key`` becomes canonical)."""
         p = self.prefix
+        if print_.empty:
+            return None
         owner = self.r.hget(f"{p}:digest", print_.digest)
         if owner is not None and owner.decode() != key:
             return Match(owner.decode(), "exact", 1.0)
         values = print_.values
-        if values is None:
+        if values is None:  # too short to sign: kept by its digest, for its exact copies
+            self.r.hsetnx(f"{p}:digest", print_.digest, key)
             return None
         bands = self._bands(np.asarray(values).astype("<u4"))
         pipe = self.r.pipeline(transaction=False)
