@@ -1,5 +1,6 @@
 """A crawl of the hostile host family beside ordinary hosts (issue 20), checked at the server."""
 
+import os
 import socket
 import threading
 
@@ -96,7 +97,10 @@ class HeaderServer(Listener):
     ``/refresh-a`` and ``/refresh-b`` refresh to each other; ``/`` links to all of them."""
 
     PAGE = (b'<html><head><title>ok</title></head><body><a href="/endless">e</a> <a href="/many">m</a> '
-            b'<a href="/loop-a">a</a> <a href="/refresh-a">r</a></body></html>')
+            b'<a href="/loop-a">a</a> <a href="/refresh-a">r</a> <a href="/cal/(S(first))/d/1/">c</a></body></html>')
+    #: A calendar with a session segment: the same text on every page, a new random session in every link.
+    CALENDAR = b'<html><head><title>Calendar</title></head><body><p>Events this day: none.</p><a href="%s">next day</a></body></html>'
+    calendar_served = 0
     REFRESH = b'<html><head><meta http-equiv="refresh" content="0; url=/refresh-%s"></head><body>wait</body></html>'
     sent_header_bytes = 0
 
@@ -122,6 +126,12 @@ class HeaderServer(Listener):
                 body = self.REFRESH % (b"b" if path == b"/refresh-a" else b"a")
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n"
                              b"Connection: close\r\n\r\n" % len(body) + body)
+            elif path.startswith(b"/cal/"):
+                self.calendar_served += 1
+                day = int(path.rstrip(b"/").rsplit(b"/", 1)[1]) + 1
+                body = self.CALENDAR % b"/cal/(S(%s))/d/%d/" % (os.urandom(6).hex().encode(), day)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n"
+                             b"Connection: close\r\n\r\n" % len(body) + body)
             elif path == b"/many":
                 head = b"".join(b"X-H%d: v\r\n" % n for n in range(600))
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + head +
@@ -138,9 +148,11 @@ class HeaderServer(Listener):
         self.sock.close()
 
 
-def test_response_headers_are_bounded_and_redirect_loops_are_named(tmp_path):
+def test_response_headers_are_bounded_redirect_loops_named_and_copies_links_not_followed(tmp_path):
     """Headers past DOWNLOAD_MAX_HEADERS or DOWNLOAD_MAX_HEADER_BYTES end the fetch as too_large;
-    a redirect or refresh loop is a redirect_loop error (the URL-seen filter dropped it silently)."""
+    a redirect or refresh loop is a redirect_loop error (the URL-seen filter dropped it silently);
+    a calendar whose pages all read the same (a new session id in every link) stops at its
+    second page, whose links are not followed."""
     import sqlite3
 
     server = HeaderServer("127.0.0.1", 0)
@@ -159,4 +171,5 @@ def test_response_headers_are_bounded_and_redirect_loops_are_named(tmp_path):
     assert errors == {url + "endless": "too_large", url + "many": "too_large", url + "loop-a": "redirect_loop",
                       url + "refresh-a": "redirect_loop"}, errors
     assert server.sent_header_bytes < 16 * 2**20  # hung up on, not read to the end
+    assert server.calendar_served == 2 and result.stats["crawlproj/duplicate_page_links_skipped"] == 1
     assert result.stats["process/max_rss_bytes"] < 600 * 2**20

@@ -58,3 +58,14 @@ def test_the_site_cap_admits_that_many_new_urls_per_host():
     assert [cap.admit("a") for _ in range(5)] == [True, True, True, False, False]
     assert cap.admit("b") and cap.admitted == {"a": 3, "b": 1}
     assert all(SiteCap(0).admit("a") for _ in range(100))  # 0 is no cap
+
+
+def test_a_pages_text_seen_before_on_its_host_is_a_copy_and_the_memory_is_bounded():
+    from crawlproj.spiders.base import SeenTexts
+
+    seen = SeenTexts(keep=3)
+    assert not seen.copy("a.test", b"1" * 32) and seen.copy("a.test", b"1" * 32)
+    assert not seen.copy("b.test", b"1" * 32)  # the same body on another host: a mirror, judged elsewhere
+    assert not seen.copy("a.test", b"2" * 32) and not seen.copy("a.test", b"3" * 32)  # the oldest goes
+    assert not seen.copy("a.test", b"1" * 32)
+    assert not SeenTexts(keep=0).copy("a.test", b"x")

@@ -145,7 +145,7 @@ _workers: WeakKeyDictionary = WeakKeyDictionary()
 
 def _parse(text: str, budget: PageBudget, min_links: int | None) -> ParsedPage:
     page = ParsedPage(text, budget)
-    page.links, page.title  # noqa: B018 - read here, in the thread, not on the reactor
+    page.links, page.title, page.text_digest  # noqa: B018 - read here, in the thread, not on the reactor
     # What the render decision will read past the links (a large page's visible text held the
     # reactor up to 200 ms): only on pages with fewer links than settle it.
     if min_links is not None and page.anchor_count < min_links:

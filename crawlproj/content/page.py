@@ -13,6 +13,7 @@ Nothing here resolves or canonicalises URLs: hrefs come out as written, and
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -145,6 +146,14 @@ class ParsedPage:
                 anchor = clean(node.text(deep=True, separator=" "))
             out.append(ExtractedLink(attrs.get("href") or "", anchor, "nofollow" in rel, tag))
         return out
+
+    @cached_property
+    def text_digest(self) -> bytes | None:
+        """A digest of the page's text, whitespace folded (None when it has none): two pages with
+        one digest read the same, whatever their links' hrefs (a session id in every link)."""
+        root = self.tree.body if self.tree.body is not None else self.tree.root
+        text = clean(root.text(deep=True, separator=" ")) if root is not None else ""
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest() if text else None
 
     # -- what the render detector reads --------------------------------------
     @cached_property

@@ -98,6 +98,28 @@ def _error_kind(failure: Failure) -> str:
     return kinds.get(name, name.lower())
 
 
+class SeenTexts:
+    """The last ``keep`` (host, text digest) pairs seen (pure logic). A page whose text a page
+    of its own host already had is a copy at another URL: a session id in the path or in every
+    link, a calendar, a mirror. Its links lead to yet more copies, so they are not followed."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self._seen: dict[tuple[str, bytes], None] = {}
+
+    def copy(self, host: str, digest: bytes) -> bool:
+        """Whether ``host`` had this text before (remembering it now)."""
+        if self.keep <= 0:
+            return False
+        key = (host, digest[:16])
+        if key in self._seen:
+            return True
+        if len(self._seen) >= self.keep:
+            del self._seen[next(iter(self._seen))]
+        self._seen[key] = None
+        return False
+
+
 def _header_pairs(headers: Any) -> list[tuple[str, str]]:
     return [(k.decode("latin-1"), v.decode("latin-1")) for k, values in headers.items() for v in values]
 
@@ -126,6 +148,7 @@ class CrawlSpiderBase(scrapy.Spider):
         self.retry_times = s.getint("RETRY_TIMES") if s.getbool("RETRY_ENABLED") else 0
         self.retry_http_codes = {int(c) for c in s.getlist("RETRY_HTTP_CODES")}
         self.deadletter_kinds = set(s.getlist("DEADLETTERS_KINDS"))
+        self.texts_seen = SeenTexts(s.getint("DUPLICATE_TEXTS_KEPT"))
 
     def exhausted(self, request: scrapy.Request, url: str, kind: str, error: str) -> None:
         """Announce a request whose retries ran out on a transient failure (the dead-letter queue keeps it)."""
@@ -174,7 +197,7 @@ class CrawlSpiderBase(scrapy.Spider):
             self.count("robots_header")
         if response.status in self.retry_http_codes:
             self.exhausted(response.request, url, f"http_{response.status}", f"HTTP {response.status}")
-        title = language = None
+        title = language = text_digest = None
         turns = TurnTaker()  # a page of thousands of links must not hold the reactor
         html_page = isinstance(response, TextResponse) and is_html(response.headers.get(b"Content-Type"))
         if html_page and 200 <= response.status < 300:
@@ -185,6 +208,7 @@ class CrawlSpiderBase(scrapy.Spider):
                 directives |= page.robots_directives(self.robots_agent, now)
                 title = page.title
                 language = page.declared_language
+                text_digest = page.text_digest
                 for found in iter_links(page, response.url, self.link_canonical):
                     await turns.maybe()
                     if isinstance(found, InvalidURL):
@@ -199,6 +223,9 @@ class CrawlSpiderBase(scrapy.Spider):
         # must hold every link of a page before the store's commit marks the page completed.
         if "nofollow" in directives:
             self.count("meta_nofollow")
+            links = []
+        if links and text_digest is not None and self.texts_seen.copy(host_of(url), text_digest):
+            self.count("duplicate_page_links_skipped")
             links = []
         seen = self.url_seen()
         followed: set[str] = set()
