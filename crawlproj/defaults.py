@@ -314,6 +314,9 @@ RENDER_IDLE_SECONDS: number(float, 0) = 0.3
 RENDER_IDLE_TIMEOUT: number(float, 0) = 10.0
 #: A fresh browser context after this many pages (bounds the browser's memory). 0: never.
 RENDER_CONTEXT_MAX_PAGES: number(int, 0) = 100
+#: The browser (all its processes) is restarted between renders once its resident set passes
+#: this (render/browser_restarts): a renderer gives memory back only when it ends. 0: never.
+RENDER_BROWSER_MAX_RSS: number(int, 0) = 1536 * 2**20
 #: Browser requests of these Playwright resource types are blocked (never reach the server).
 RENDER_BLOCK_RESOURCE_TYPES: string_list = ["image", "media", "font", "stylesheet", "texttrack", "eventsource",
                                "websocket", "manifest", "ping", "other"]

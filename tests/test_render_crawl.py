@@ -77,3 +77,16 @@ def test_render_mode_never_starts_no_browser(sandbox_factory, tmp_path):
     js_hosts = [sandbox.web.host_name(h) for h in sandbox.web.hosts if sandbox.web.specs[h].js]
     for host in js_hosts:
         assert conn.execute("SELECT COUNT(*) FROM pages WHERE host = ?", (host,)).fetchone()[0] == 1
+
+
+def test_the_browser_is_restarted_past_its_memory_budget_and_rendering_goes_on(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory("--hosts", "6", "--pages", "6", "--js-mix", "--cross-host", "0", "--no-robots-mix")
+    web = sandbox.web
+    # A budget any Chromium passes: restarted after its first sampled render, and again later.
+    conn, result = harness.crawl_sandbox(sandbox, tmp_path, MIN_INTERVAL=INTERVAL, RENDER_MODE="always",
+                                         RENDER_BROWSER_MAX_RSS=2**20)
+    stats = result.stats
+    assert stats["render/browser_restarts"] >= 1 and stats["playwright/browser_count"] == stats["render/browser_restarts"] + 1
+    rendered = conn.execute("SELECT COUNT(*) FROM pages WHERE rendered = 1").fetchone()[0]
+    assert rendered == len(web.expected_pages()) == stats["render/rendered"]  # no render lost to a restart
+    assert not [k for k in stats if k.startswith("crawlproj/fetch_errors/")]

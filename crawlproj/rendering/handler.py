@@ -217,6 +217,10 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         self._generation_pages = 0
         self._open: Counter[int] = Counter()  # context generation -> renders in progress
         self._rss_sampled = 0.0
+        self.browser_max_rss = s.getint("RENDER_BROWSER_MAX_RSS")
+        self._restart_wanted = False
+        self._quiet = asyncio.Event()  # cleared while the browser restarts: renders wait for it
+        self._quiet.set()
         crawler.signals.connect(self._launch_soon, signal=crawl_signals.render_queued)
 
     # -- launch and close ----------------------------------------------------
@@ -244,6 +248,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         if request.meta.get("render_prefetch") is not None:
             return await self._prefetch(request)
         await self._ensure_launched()
+        await self._quiet.wait()
         async with self._pages:
             generation = self._generation
             self._generation_pages += 1
@@ -261,6 +266,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 self._open[generation] -= 1
                 await self._retire_contexts()
                 self._sample_memory()
+                self._maybe_restart()
 
     async def _download_request_with_page(self, request: Request, page: Any, spider: Any) -> Response:
         render = _Render(urlsplit(request.url).hostname or "", self.idle_seconds, self.idle_timeout)
@@ -434,3 +440,42 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         rss = done.result()
         self.stats.set_value("render/browser_rss_bytes", rss)
         self.stats.max_value("render/browser_rss_max_bytes", rss)
+        if self.browser_max_rss and rss > self.browser_max_rss:
+            self._restart_wanted = True
+            self._maybe_restart()
+
+    def _maybe_restart(self) -> None:
+        """Restart the browser past ``RENDER_BROWSER_MAX_RSS`` (a renderer gives its memory back
+        only when its process ends; one reached 2.3 GB): new renders wait, those in flight end."""
+        if self._restart_wanted and self._quiet.is_set():
+            self._restart_wanted = False
+            self._quiet.clear()
+            asyncio.ensure_future(self._restart_browser()).add_done_callback(self._restarted)
+
+    @staticmethod
+    def _restarted(task: asyncio.Future) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            logger.warning("restarting the browser failed: %r", task.exception())
+
+    async def _restart_browser(self) -> None:
+        try:
+            while sum(self._open.values()) > 0:  # the renders in flight end first
+                await asyncio.sleep(0.05)
+            browser = getattr(self, "browser", None)
+            if browser is None:
+                return
+            self._generation += 1  # the next render opens a fresh context in the new browser
+            self._generation_pages = 0
+            self._open.clear()
+            for name in list(self.context_wrappers):
+                wrapper = self.context_wrappers.pop(name)
+                with suppress(Exception):
+                    await wrapper.context.close()
+            with suppress(Exception):
+                await browser.close()
+            if hasattr(self, "browser"):  # its disconnect callback may have dropped it already
+                del self.browser  # scrapy-playwright launches a new one with the next context
+            self.stats.inc_value("render/browser_restarts")
+            logger.info("the browser passed RENDER_BROWSER_MAX_RSS (%d MB): restarted", self.browser_max_rss >> 20)
+        finally:
+            self._quiet.set()
