@@ -337,9 +337,40 @@ def declared() -> dict[str, Check]:
 
 def validate(settings: BaseSettings) -> None:
     """Raise :class:`SettingsError` for the first bad setting."""
+    _unknown(settings)
     for name, check in declared().items():
         check(settings, name)
     _identity(settings)
+
+
+#: Setting names of the extensions crawlproj runs with, which declare no list of them.
+KNOWN_PREFIXES = ("PLAYWRIGHT_", "SCHEDULER_", "DUPEFILTER_", "REDIS_", "SCRAPY_POET_", "ZYTE_")
+
+
+def known_settings() -> set[str]:
+    """Every setting name crawlproj or Scrapy declares."""
+    from scrapy.settings import default_settings
+
+    return set(declared()) | {name for name in dir(default_settings) if name.isupper()}
+
+
+def _unknown(settings: BaseSettings) -> None:
+    """A name given on the command line (``-s``) that no one reads is most likely misspelt:
+    refuse it, naming the closest known one, rather than crawl without it."""
+    import difflib
+
+    from scrapy.settings import SETTINGS_PRIORITIES
+
+    given = [name for name in settings.attributes
+             if settings.getpriority(name) == SETTINGS_PRIORITIES["cmdline"] and not name.startswith(KNOWN_PREFIXES)]
+    if not given:
+        return
+    known = known_settings()
+    for name in given:
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+            hint = f"did you mean {close[0]}?" if close else "see docs/settings.md for every setting"
+            raise SettingsError(name, settings.get(name), f"unknown setting; {hint}")
 
 
 def _declarations(source: str) -> list[tuple[str, str, int]]:

@@ -69,7 +69,8 @@ def test_bad_values_name_the_setting(name, value):
 
 
 def test_crawl_with_bad_setting_fails_before_crawling(tmp_path):
-    for setting, fragment in (("PROFILE=distributedd", "unknown profile"), ("STORE_BATCH_SIZE=-5", "must be >= 1")):
+    for setting, fragment in (("PROFILE=distributedd", "unknown profile"), ("STORE_BATCH_SIZE=-5", "must be >= 1"),
+                              ("MIN_INTERVALL=1", "unknown setting; did you mean MIN_INTERVAL?")):
         proc = subprocess.run([sys.executable, "-m", "scrapy", "crawl", "web", "-s", setting, "-s", f"USER_AGENT={CONTACT}"],
                               cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2
@@ -195,3 +196,18 @@ def test_a_page_out_of_retries_is_logged_as_a_warning_not_an_error(caplog):
     assert [(r.levelname, r.getMessage()[:16]) for r in caplog.records] == [
         ("WARNING", "Gave up retrying"), ("ERROR", "something else w")]
     assert len(retry.filters) == 1
+
+
+def test_an_unknown_setting_on_the_command_line_is_refused_and_known_ones_are_not():
+    from scrapy.settings import Settings
+
+    from crawlproj.config import validate
+
+    settings = project_settings(DOWNLOAD_DELAY=0, MIN_INTERVAL=2, PLAYWRIGHT_LAUNCH_OPTIONS={}, SCHEDULER_PERSIST=True,
+                                LOG_LEVEL="INFO")
+    validate(settings)
+    settings.set("NO_SUCH_THING", 1, priority="project")  # a project's own settings module may hold its own
+    validate(settings)
+    settings.set("CONCURENT_REQUESTS", 8, priority="cmdline")
+    with pytest.raises(SettingsError, match="did you mean CONCURRENT_REQUESTS"):
+        validate(settings)
