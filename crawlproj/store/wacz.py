@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
 from . import beside_store, parse_store_uri
@@ -130,16 +131,16 @@ class WaczOnClose:
     def from_crawler(cls, crawler: Crawler) -> WaczOnClose:
         return cls(crawler)
 
-    def spider_closed(self, spider: object = None, reason: str = "") -> object:
-        return deferToThread(write_wacz, self.store_path, self.out, None, self.digest_index).addCallbacks(
-            self._written, self._failed)
-
-    def _written(self, package: WaczPackage) -> None:
+    async def spider_closed(self, spider: object = None, reason: str = "") -> None:
+        # A coroutine, not a Deferred: Scrapy 2.19 warns about handlers that return one.
+        try:
+            package = await maybe_deferred_to_future(
+                deferToThread(write_wacz, self.store_path, self.out, None, self.digest_index))
+        except Exception as exc:  # noqa: BLE001 - the crawl is over: say why, and count it
+            self.stats.inc_value("wacz/failed")
+            logger.error("no WACZ written: %s", exc)
+            return
         self.stats.set_value("wacz/pages", package.pages)
         self.stats.set_value("wacz/bytes", package.bytes)
         logger.info("WACZ %s: %d pages, %d WARC files, %d bytes", package.path, package.pages,
                     package.warc_files, package.bytes)
-
-    def _failed(self, failure) -> None:
-        self.stats.inc_value("wacz/failed")
-        logger.error("no WACZ written: %s", failure.getErrorMessage())
