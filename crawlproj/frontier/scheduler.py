@@ -146,7 +146,7 @@ class FrontierScheduler(BaseScheduler):
         # JOBDIR needs neither (0 stands in: no ordering reads it).
         fp = fingerprint(url_key(request)) if dynamic or self.journal is not None else 0
         if not request.dont_filter and self.df.request_seen(request):
-            self.df.log(request, self.spider)
+            self.stats.inc_value("dupefilter/filtered")  # what Scrapy's dupefilters log; BaseDupeFilter.log is deprecated
             self.stats.inc_value("frontier/links_known")  # the completion estimate's novelty
             if dynamic:  # one more link to a URL that may still wait: its importance grows
                 self.prioritizer.admit(fp, request.url, host, request.meta, new=False)
