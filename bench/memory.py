@@ -23,7 +23,7 @@ peak, the slope in MB per 1,000 pages after the first 2,000 (least squares), the
 and Chromium's peaks (proportional set size, summed over the tree: shared pages counted once); incremental mode adds the slope in MB per hour over its second half.
 Targets (issue 38): slope at most 5, peak at most 600 MB at 20,000 pages, per worker too,
 Chromium bounded, incremental flat. Prints one JSON line and draws RSS against pages (PNG,
-``--png``). ``--smoke`` runs the same code on two small sites for a few seconds.
+``--png``; the samples beside it as ``.samples.json``). ``--smoke`` runs the same code on two small sites for a few seconds.
 """
 
 from __future__ import annotations
@@ -209,26 +209,33 @@ def draw(runs: dict[str, list[dict]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (by_pages, by_time) = plt.subplots(1, 2, figsize=(13, 4.8))
-    for name, samples in runs.items():
+    fig, (by_pages, by_time) = plt.subplots(1, 2, figsize=(13, 5.4))
+    colours = plt.get_cmap("tab10").colors
+    for index, (name, samples) in enumerate(runs.items()):
+        colour = colours[index % len(colours)]
         live = [s for s in samples if any(s["crawl"])]
         for w in range(max((len(s["crawl"]) for s in live), default=1)):
-            label = name if w == 0 else f"{name} (worker {w + 1})"
+            label = name if w == 0 else f"{name}, worker {w + 1}"
             points = [(s["pages"], s["crawl"][w] / MB, s["t"] / 60) for s in live if len(s["crawl"]) > w]
-            by_pages.plot([p for p, _, _ in points], [r for _, r, _ in points], label=label)
-            by_time.plot([t for _, _, t in points], [r for _, r, _ in points], label=label)
-        chromium = [(s["pages"], s["chromium"] / MB) for s in samples if s["chromium"]]
+            style = "-" if w == 0 else "--"
+            by_pages.plot([p for p, _, _ in points], [r for _, r, _ in points], style, color=colour, label=label)
+            by_time.plot([t for _, _, t in points], [r for _, r, _ in points], style, color=colour)
+        chromium = [(s["pages"], s["chromium"] / MB, s["t"] / 60) for s in samples if s["chromium"]]
         if chromium:
-            by_pages.plot(*zip(*chromium), linestyle=":", label=f"{name}: Chromium")
+            by_pages.plot([p for p, _, _ in chromium], [r for _, r, _ in chromium], ":", color=colour,
+                          label=f"{name}: Chromium")
+            by_time.plot([t for _, _, t in chromium], [r for _, r, _ in chromium], ":", color=colour)
     by_pages.set(xlabel="pages served (nginx's log)", ylabel="resident memory (MB)",
-                 title="Crawl process memory against pages")
-    by_time.set(xlabel="minutes", ylabel="resident memory (MB)", title="... and against time")
+                 title="Memory against pages (solid: crawl process; dotted: Chromium, PSS)")
+    by_time.set(xlabel="minutes since the crawl started", ylabel="resident memory (MB)",
+                title="... and against time (incremental: 20 minutes)")
     for axes in (by_pages, by_time):
         axes.axhline(600, color="grey", linestyle="--", linewidth=0.8)
+        axes.text(axes.get_xlim()[1], 605, "600 MB target ", ha="right", va="bottom", fontsize=8, color="grey")
         axes.grid(alpha=0.3)
         axes.set_ylim(bottom=0)
-    by_pages.legend(fontsize=8)
-    fig.tight_layout()
+    fig.legend(*by_pages.get_legend_handles_labels(), loc="lower center", ncol=5, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     fig.savefig(path, dpi=110)
 
 
@@ -286,6 +293,7 @@ def main() -> None:
         out["peak_ratio_cpu_vs_bare"] = round(out["cpu"]["peak_mb"] / out["bare"]["peak_mb"], 2)
     png = Path(opts.png) if not opts.smoke else tmp / "memory.png"
     draw(series, png)
+    png.with_suffix(".samples.json").write_text(json.dumps(series))  # to draw again, or read otherwise
     out["png"] = str(png)
     print(json.dumps(out))
 

@@ -202,6 +202,20 @@ def site_cap(n: int) -> float:
     return traced(build, n)
 
 
+def seen_texts(n: int) -> float:
+    import hashlib
+
+    from crawlproj.spiders.base import SeenTexts
+
+    def build(count: int) -> SeenTexts:
+        seen = SeenTexts(count + 1)
+        for i in range(count):
+            seen.copy(f"www{i % 1000}.example-site-{i % 1000}.org", hashlib.blake2b(url(i).encode(), digest_size=16).digest())
+        return seen
+
+    return traced(build, n)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true")
@@ -238,6 +252,8 @@ def main() -> None:
                             "bound": "hosts (RENDER_MODE auto)"},
         "site_cap_counts": {"where": "memory", "bytes": round(site_cap(n)), "per": "host",
                             "bound": "hosts (MAX_PAGES_PER_HOST)"},
+        "duplicate_page_texts": {"where": "memory", "bytes": round(seen_texts(n)), "per": "page",
+                                 "bound": "DUPLICATE_TEXTS_KEPT"},
     }
     per_host = sum(r["bytes"] for r in rows.values() if r["bound"].startswith("hosts") or r["per"] == "host fetched")
     plan = {"hosts": 10**6, "urls": 10**8, "per_host_state_mb": round(per_host * 10**6 / 2**20),

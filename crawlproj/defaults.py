@@ -60,7 +60,7 @@ QUERY_MAX_PARAMS: number(int, 0) = 16
 MAX_PAGES_PER_HOST: number(int, 0) = 50_000
 #: (host, text digest) pairs remembered: a page whose text another page of its host already had
 #: is a copy at another URL (session ids in paths or links, calendars, mirrors), and its links
-#: are not followed (crawlproj/duplicate_page_links_skipped). About 150 bytes each. 0: off.
+#: are not followed (crawlproj/duplicate_page_links_skipped). About 180 bytes each. 0: off.
 DUPLICATE_TEXTS_KEPT: number(int, 0) = 200_000
 #: Trap defences (hop limits, repeated segments, per-host caps) and the crawl ordering.
 SPIDER_MIDDLEWARES: components = {"crawlproj.traps.TrapDefenceMiddleware": 800,
