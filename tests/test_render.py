@@ -420,11 +420,16 @@ def test_offline_samples_end_quietly_when_the_spider_closes_and_wait_in_a_bounde
         mw.crawler.engine._slot.closing = object()  # the spider closes: nothing more to the engine
         await asyncio.sleep(0.07)
         assert [q.url for q in queued] == ["http://a.test/0"]
+        from scrapy.exceptions import DontCloseSpider
+
+        with pytest.raises(DontCloseSpider):  # idle, but evidence under way: the spider stays open
+            mw._idle()
         mw.crawler.signals.send_catch_log(signals.spider_closed, spider=None, reason="finished")
         await asyncio.sleep(0)
         assert not mw._offline_waiting and len(cancelled) == 1
         await asyncio.sleep(0.01)
         assert not mw._offline
+        mw._idle()  # nothing under way: the spider may close
 
     asyncio.run(crawl())
 

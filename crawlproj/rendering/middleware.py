@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.http import Response, TextResponse
 from scrapy.utils.httpobj import urlparse_cached
 from w3lib.encoding import html_to_unicode
@@ -134,6 +134,7 @@ class RenderDecisionMiddleware:
         self._sampling: dict[str, float] = {}
         crawler.signals.connect(self.describe_hosts, signal=crawl_signals.describe_hosts)
         crawler.signals.connect(self._close, signal=signals.spider_closed)
+        crawler.signals.connect(self._idle, signal=signals.spider_idle)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RenderDecisionMiddleware:
@@ -223,6 +224,12 @@ class RenderDecisionMiddleware:
         self._offline_waiting.append(sample)
         self._next_offline()
 
+    def _idle(self) -> None:
+        """Keep the spider open while offline samples run or wait: one may yet go to the frontier
+        (between its render and its judging the engine is otherwise idle)."""
+        if self._offline or self._offline_waiting:
+            raise DontCloseSpider
+
     def _close(self) -> None:
         """The crawl is over: samples still waiting are dropped, those under way cancelled (they
         would hand the closed engine their requests)."""
@@ -265,15 +272,17 @@ class RenderDecisionMiddleware:
             self._crawl(sample.replace(priority=first, meta={
                 **sample.meta, "render_prefetch": list(dict.fromkeys(missed)), "render_prefetch_rounds": rounds + 1}))
             return
-        self.stats.inc_value("render/offline_retried")
-        self._crawl(sample.replace(priority=first))
+        if self._crawl(sample.replace(priority=first)):
+            self.stats.inc_value("render/offline_retried")
 
-    def _crawl(self, request: Request) -> None:
-        """Hand the engine a sample's request, unless the spider is closing: evidence that comes
-        after the crawl's end is of no use, and a closed engine raises."""
+    def _crawl(self, request: Request) -> bool:
+        """Hand the engine a sample's request, unless the spider is closing (at its timeout: evidence
+        that comes after the crawl's end is of no use, and a closed engine raises)."""
         slot = getattr(self.crawler.engine, "_slot", None)  # Scrapy has no public "closing" test
-        if slot is not None and slot.closing is None:
-            self.crawler.engine.crawl(request)
+        if slot is None or slot.closing is not None:
+            return False
+        self.crawler.engine.crawl(request)
+        return True
 
     async def _judged_offline(self, sample: Request, rendered: TextResponse) -> bool:
         """Compare an offline render with its static page (main text read in a page thread) and
