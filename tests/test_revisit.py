@@ -557,3 +557,13 @@ def test_planner_starts_new_pages_at_their_neighbours_rate_and_uses_dates_first(
     dated = planner.first("http://a.test/docs/dated", "a.test", 86400.0, modified_at=86400.0 - 600)
     assert dated.source == "dates" and dated.dated_exposure == 600
     assert planner.first("http://b.test/x", "b.test", 0.0).source == "prior"  # the crawl's own prior
+
+
+def test_a_commit_after_the_pipeline_closed_does_nothing(tmp_path):
+    """The store's last flush at the spider's close signals a commit after this pipeline closed its
+    queue; with a replan due it once read the closed database and logged an ERROR."""
+    pipeline, _, _ = _pipeline(tmp_path, REVISIT_REPLAN_SECONDS=0.001)
+    pipeline.process_item(_page("http://a.test/1"))
+    pipeline.commit()
+    pipeline.close_spider()
+    pipeline.commit()  # no "Cannot operate on a closed database"

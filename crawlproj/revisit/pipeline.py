@@ -89,6 +89,7 @@ class RevisitPipeline:
         if not s.getbool("REVISIT_ENABLED"):
             raise NotConfigured
         self.crawler = crawler
+        self.closed = False
         self.stats = crawler.stats
         self.clock = CrawlClock(s.getfloat("REVISIT_TIME_SCALE"))
         self.planner = planner_from_settings(s)
@@ -122,6 +123,7 @@ class RevisitPipeline:
         self.replan()
 
     def close_spider(self, spider: Spider | None = None) -> None:
+        self.closed = True
         self.queue.close()
 
     # -- visits ------------------------------------------------------------
@@ -279,6 +281,8 @@ class RevisitPipeline:
 
     # -- commits and the budget ---------------------------------------------
     def commit(self) -> None:
+        if self.closed:  # the store's last flush at the close comes after ours
+            return
         self.queue.commit()
         if self.planner.schedule == "budget" and time.monotonic() - self._last_replan >= self.replan_every:
             self.replan()
