@@ -41,8 +41,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crawlproj.memory import rss_bytes  # noqa: E402
-from crawlproj.rendering.browser import descendants  # noqa: E402
+from crawlproj.memory import pss_bytes, rss_bytes, slope  # noqa: E402
+from crawlproj.rendering.browser import browser_rss, descendants  # noqa: E402
 from crawlproj.sandbox.docsites import DOMAIN, HOST_RESOLVE, LONG_SITES, TEST_SITES, ensure_installed  # noqa: E402
 from crawlproj.sandbox.harness import crawl_command, error_lines  # noqa: E402
 from crawlproj.sandbox.servers import NginxServer  # noqa: E402
@@ -54,18 +54,6 @@ SUBRESOURCES = (".js", ".mjs", ".css", ".json", ".map", ".png", ".gif", ".jpg", 
                 ".woff2", ".ttf")
 MILESTONES = (1000, 5000, 10_000, 20_000)
 WARMUP_PAGES = 2000
-
-
-def pss_bytes(pid: int) -> int:
-    """Proportional set size: a process's resident pages, those it shares divided among their
-    sharers (a process tree's RSS summed counts shared pages once per process)."""
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
 
 
 def _cmdline(pid: int) -> str:
@@ -123,22 +111,11 @@ class Sampler:
         under = descendants(root)
         # The crawl processes: the command itself, or its workers (WORKERS: python children running scrapy).
         workers = [p for p in under if "scrapy" in _cmdline(p) and "crawl" in _cmdline(p)] or [root]
-        chromium = [p for p in under if "chrom" in _cmdline(p).split(" ", 1)[0]]
         helpers = [p for p in under if "multiprocessing" in _cmdline(p)]
         self.samples.append({
             "t": round(time.monotonic() - self.started, 1), "pages": self.pages.read(),
             "crawl": [rss_bytes(p) for p in workers], "helper": sum(pss_bytes(p) for p in helpers),
-            "chromium": sum(pss_bytes(p) for p in chromium)})
-
-
-def slope(points: list[tuple[float, float]]) -> float | None:
-    """Least-squares slope of y on x (None with fewer than two distinct x)."""
-    if len(points) < 2:
-        return None
-    n = len(points)
-    mx, my = sum(x for x, _ in points) / n, sum(y for _, y in points) / n
-    spread = sum((x - mx) ** 2 for x, _ in points)
-    return sum((x - mx) * (y - my) for x, y in points) / spread if spread else None
+            "chromium": browser_rss(root)})
 
 
 def figures(samples: list[dict], warmup: int = WARMUP_PAGES) -> dict:

@@ -46,6 +46,29 @@ def rss_bytes(pid: int | str = "self") -> int:
         return 0
 
 
+def pss_bytes(pid: int) -> int:
+    """Proportional set size: a process's resident pages, those it shares divided among their
+    sharers, so a process tree's sum counts shared pages once (0 when gone or unreadable)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def slope(points: list[tuple[float, float]]) -> float | None:
+    """Least-squares slope of y on x (None with fewer than two distinct x)."""
+    if len(points) < 2:
+        return None
+    n = len(points)
+    mean_x, mean_y = sum(x for x, _ in points) / n, sum(y for _, y in points) / n
+    spread = sum((x - mean_x) ** 2 for x, _ in points)
+    return sum((x - mean_x) * (y - mean_y) for x, y in points) / spread if spread else None
+
+
 def milestones(first: int):  # noqa: ANN201 - an endless iterator of ints
     """Page counts at which the resident set is recorded: ``first`` times 1, 2, 3, 4, 10, 20,
     50, 100, 200, 500, ... (the early steps show warm-up, the later ones growth)."""
@@ -87,15 +110,8 @@ class RssTrack:
 
     def growth_per_1000_pages(self) -> float | None:
         """Least-squares slope of resident bytes on pages, times 1,000 (None before two samples)."""
-        if len(self.samples) < 2:
-            return None
-        n = len(self.samples)
-        mean_p = sum(p for p, _ in self.samples) / n
-        mean_r = sum(r for _, r in self.samples) / n
-        spread = sum((p - mean_p) ** 2 for p, _ in self.samples)
-        if spread == 0:
-            return None
-        return 1000 * sum((p - mean_p) * (r - mean_r) for p, r in self.samples) / spread
+        per_page = slope(self.samples)
+        return None if per_page is None else 1000 * per_page
 
 
 def trim_heap() -> bool:

@@ -62,16 +62,18 @@ def is_text_encoding(name: str | None) -> bool:
 def readable_charset(body: bytes, header_charset: str | None) -> str | None:
     """A charset to read the body in when the one it goes by (the header's, else its own
     declaration) is no text encoding; None when that one is fine (pure)."""
-    declared = header_charset or html_body_declared_encoding(body)
-    going_by = resolve_encoding(declared) or declared if declared else None
+    def resolved(name: str | None) -> str | None:
+        return (resolve_encoding(name) or name) if name else None
+
+    going_by = resolved(header_charset or html_body_declared_encoding(body))
     if going_by is None or is_text_encoding(going_by):
         return None
     bom = read_bom(body)[0]
     if bom:
         return bom
-    own = html_body_declared_encoding(body)
-    if own and is_text_encoding(resolve_encoding(own) or own) and _strict(body, resolve_encoding(own) or own):
-        return resolve_encoding(own) or own
+    own = resolved(html_body_declared_encoding(body))
+    if own and is_text_encoding(own) and _strict(body, own):
+        return own
     return "utf-8" if _strict(body, "utf-8") else "cp1252"
 
 

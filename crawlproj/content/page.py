@@ -148,11 +148,16 @@ class ParsedPage:
         return out
 
     @cached_property
+    def _body_text(self) -> str:
+        """The body's text (the document's without one), scripts and styles included, whitespace folded."""
+        root = self.tree.body if self.tree.body is not None else self.tree.root
+        return clean(root.text(deep=True, separator=" ")) if root is not None else ""
+
+    @cached_property
     def text_digest(self) -> bytes | None:
         """A digest of the page's text, whitespace folded (None when it has none): two pages with
         one digest read the same, whatever their links' hrefs (a session id in every link)."""
-        root = self.tree.body if self.tree.body is not None else self.tree.root
-        text = clean(root.text(deep=True, separator=" ")) if root is not None else ""
+        text = self._body_text
         return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest() if text else None
 
     # -- what the render detector reads --------------------------------------
@@ -169,7 +174,7 @@ class ParsedPage:
         root = body if body is not None else self.tree.root
         if root is None:
             return 0
-        total = len(clean(root.text(deep=True, separator=" ")))
+        total = len(self._body_text)
         hidden = sum(len(clean(node.text(deep=True, separator=" "))) + 1
                      for node in root.css(", ".join(INVISIBLE)))
         return max(0, total - hidden)

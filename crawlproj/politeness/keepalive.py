@@ -36,16 +36,17 @@ class HeadersTooLarge(Exception):
 
 
 class _BoundedHeadersParser(_LenientHTTPClientParser):
-    """Scrapy's lenient parser, counting header lines and bytes (the limits are set on the
-    instance by the protocol; the class is swapped in as Scrapy swaps its own)."""
+    """Scrapy's lenient parser, counting header lines and bytes (the class is swapped in as
+    Scrapy swaps its own, and the limits and counts set on the instance by :meth:`bound`)."""
 
-    max_headers = 0
-    max_header_bytes = 0
+    def bound(self, max_headers: int, max_header_bytes: int) -> None:
+        self.max_headers, self.max_header_bytes = max_headers, max_header_bytes
+        self.header_lines = self.header_bytes = 0
 
     def lineReceived(self, line: bytes) -> None:
         if self.state == HEADER:
-            self.header_lines = getattr(self, "header_lines", 0) + 1
-            self.header_bytes = getattr(self, "header_bytes", 0) + len(line) + 2
+            self.header_lines += 1
+            self.header_bytes += len(line) + 2
             if ((self.max_headers and self.header_lines > self.max_headers)
                     or (self.max_header_bytes and self.header_bytes > self.max_header_bytes)):
                 # Raised into the protocol's dataReceived, which drops the connection and fails the request.
@@ -62,7 +63,7 @@ class _ConnectionHeaderProtocol(_LenientHTTP11ClientProtocol):
         parser = self._parser
         if parser is not None:
             parser.__class__ = _BoundedHeadersParser
-            parser.max_headers, parser.max_header_bytes = self.limits
+            parser.bound(*self.limits)
 
         def expose(response: Any) -> Any:
             values = parser.connHeaders.getRawHeaders(b"Connection") if parser is not None else None

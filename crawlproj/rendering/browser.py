@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 
+from ..memory import pss_bytes
+
 #: Tried in order when CHROMIUM_PATH is empty (Debian's package, then PATH).
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser")
 INSTALL_HINT = "sudo apt-get install -y --no-install-recommends chromium"
@@ -68,18 +70,6 @@ def _name(pid: int) -> str:
         return ""
 
 
-def _pss(pid: int) -> int:
-    """Proportional set size: shared pages divided among the processes sharing them."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
 def browser_rss(root: int | None = None, names: tuple[str, ...] = ("chrom", "headless_shell")) -> int:
     """Bytes resident in the browser processes under ``root`` (this process by default).
 
@@ -88,4 +78,4 @@ def browser_rss(root: int | None = None, names: tuple[str, ...] = ("chrom", "hea
     descendant whose name starts with one of ``names``: the browser, its
     renderers, GPU and utility processes.
     """
-    return sum(_pss(pid) for pid in descendants(root or os.getpid()) if _name(pid).startswith(names))
+    return sum(pss_bytes(pid) for pid in descendants(root or os.getpid()) if _name(pid).startswith(names))

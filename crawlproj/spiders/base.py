@@ -21,6 +21,7 @@ from ..content.robots_directives import header_directives
 from ..content.sitemaps import read_sitemap
 from ..items import FetchError, PageItem, SitemapUrls, Skipped
 from ..politeness.ai_signals import RESERVED as AI_USE_RESERVED
+from ..politeness.redirects import LOOP as REDIRECT_LOOP
 from ..scope import Scope
 from ..stalls import TurnTaker
 from ..urls import InvalidURL, LinkCanonicalizer, canonicalize, host_of
@@ -87,7 +88,7 @@ def _error_kind(failure: Failure) -> str:
     }
     if name == "IgnoreRequest" and str(exc) == "max redirections reached":
         return "redirect_limit"
-    if name == "IgnoreRequest" and str(exc).startswith("redirect loop"):
+    if name == "IgnoreRequest" and str(exc).startswith(REDIRECT_LOOP):
         return "redirect_loop"
     # A render's timeout: crawlproj's own, or Playwright's ("Timeout 30000ms exceeded.", which
     # the size test below would read as too_large).
