@@ -90,3 +90,25 @@ def test_the_browser_is_restarted_past_its_memory_budget_and_rendering_goes_on(s
     rendered = conn.execute("SELECT COUNT(*) FROM pages WHERE rendered = 1").fetchone()[0]
     assert rendered == len(web.expected_pages()) == stats["render/rendered"]  # no render lost to a restart
     assert not [k for k in stats if k.startswith("crawlproj/fetch_errors/")]
+
+
+def test_a_render_that_times_out_rests_its_host_for_the_servers_time_not_the_browsers(sandbox_factory, tmp_path):
+    """A page whose script never ends is given up on at RENDER_TIMEOUT (render_timeout), and its
+    host rests after what its server took (a fast document), not ten times the render."""
+    sandbox = sandbox_factory("--hosts", "2", "--pages", "3", "--cross-host", "0", "--no-robots-mix",
+                              "--host", "1:js=spin")
+    web, timeout = sandbox.web, 3.0
+    conn, result = harness.crawl_sandbox(sandbox, tmp_path, MIN_INTERVAL=INTERVAL, RENDER_MODE="always",
+                                         RENDER_TIMEOUT=timeout, RENDER_NAVIGATION_TIMEOUT=timeout, RETRY_TIMES=0,
+                                         INTERVAL_DURATION_FACTOR=10)
+    spin = web.host_name(1)
+    kinds = {kind for (kind,) in conn.execute("SELECT kind FROM fetch_errors WHERE host = ?", (spin,))}
+    assert kinds == {"render_timeout"}, kinds
+    documents = [r for r in sandbox.records() if r.host == spin and r.path != "/robots.txt"
+                 and not r.path.startswith("/static/")]
+    assert len(documents) >= 2, documents
+    # The next document came about one render later: a rest of ten renders (30 s) would show here.
+    gaps = [b.arrival - a.finish for a, b in zip(documents, documents[1:])]
+    assert max(gaps) < 2 * timeout + 3, gaps
+    assert result.stats["finish_reason"] == "finished"
+

@@ -287,14 +287,16 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
             response = await super()._download_request_with_page(request, page, spider)
         finally:
             request.meta["playwright_page_methods"] = methods
+            # Recorded whatever the end, a timeout too: the host rests after its server's time,
+            # not the browser's (a page whose script spins rested its host ten times its render).
+            request.meta["render_server_seconds"] = render.server_seconds
+            request.meta["render_server_done"] = render.server_done
             if not page.is_closed():  # an error or a timeout: the page still goes
                 with suppress(Exception):
                     await page.close()
                 self.stats.inc_value("render/pages_closed_after_error")
         if render.idle_timed_out:
             self.stats.inc_value("render/idle_timeouts")
-        request.meta["render_server_seconds"] = render.server_seconds
-        request.meta["render_server_done"] = render.server_done
         request.meta["render_document"] = render.document
         if render.offline:
             request.meta["render_missed"] = render.missed

@@ -94,7 +94,9 @@ class HostSpec:
     # are relative, so the copy reads as a site of its own, as a mirror made by rsync does)
     content: str = ""
     mirror_of: int = -1  # the host a "mirror" or "copy" host copies
-    js: str = ""  # "" static | "spa" (#app shell, data inline) | "fetch" (#root shell, JSON by fetch()) | "bare"
+    # "" static | "spa" (#app shell, data inline) | "fetch" (#root shell, JSON by fetch()) | "bare" |
+    # "spin" (a script that never ends, on every page but the root: its render times out)
+    js: str = ""
     # changing pages: "etag" (and an honest Last-Modified) | "last-modified" (honest, alone) |
     # "now" (Last-Modified is the time of the request, as some servers send; no 304s) | "none"
     validators: str = "etag"
@@ -541,7 +543,8 @@ class SandboxWeb:
             words = _JA_WORDS if spec.japanese else _EN_WORDS
             rng = random.Random(f"{self.config.seed}:{host}:{k}:v{version}")
             page = replace(page, text=f"Revision {version}: {' '.join(rng.choice(words) for _ in range(8))}. {page.text}")
-        head = [f"<title>{page.title}</title>" if not spec.js else "<title>Loading...</title>"]
+        js = "" if spec.js == "spin" and k == 0 else spec.js  # a spinning host's root is static: its pages are found
+        head = [f"<title>{page.title}</title>" if not js else "<title>Loading...</title>"]
         if not spec.charset_in_header:
             head.insert(0, f'<meta http-equiv="Content-Type" content="text/html; charset={spec.charset}">')
         if page.base_href:
@@ -549,7 +552,7 @@ class SandboxWeb:
         robots = [d for d, on in (("nofollow", page.meta_nofollow), ("noindex", page.meta_noindex)) if on]
         if robots and not spec.robots_header:
             head.append(f'<meta name="robots" content="{", ".join(robots)}">')
-        if spec.js:
+        if js:
             return self._render_js(host, k, head)
         template = spec.content == "template" or (
             spec.content == "mirror" and self.specs[spec.mirror_of].content == "template")
@@ -588,6 +591,8 @@ class SandboxWeb:
         The images and the stylesheet are there to be blocked by a polite renderer."""
         spec = self.specs[host]
         head.append('<link rel="stylesheet" href="/static/app.css">')
+        if spec.js == "spin":
+            return _document(spec, head, ['<main class="page"></main>', "<script>for (;;) {}</script>"])
         if spec.js == "fetch":
             body = ['<div id="root"></div>', f"<script>window.__PAGE__ = {k};</script>"]
         else:
