@@ -58,10 +58,34 @@ MAX_REPEATED_SEGMENTS: number(int, 0) = 3
 QUERY_MAX_PARAMS: number(int, 0) = 16
 #: The most pages admitted per host (seed 004's per-site cap). 0: no cap.
 MAX_PAGES_PER_HOST: number(int, 0) = 50_000
+#: The most links taken from one page (as Heritrix's default): a link farm's page names tens of
+#: thousands of hosts; the rest of its links are left (crawlproj/over_budget/links). 0: all.
+MAX_LINKS_PER_PAGE: number(int, 0) = 6_000
+#: Host names admitted per registered domain (the public suffix list: a link farm's subdomains
+#: are one domain's) over the crawl; links to more are dropped before the URL-seen filter
+#: (traps/domain_max_hosts). 0: no limit.
+DOMAIN_MAX_HOSTS: number(int, 0) = 1_000
+#: New URLs admitted per registered domain (traps/max_pages_per_domain). 0: no limit.
+MAX_PAGES_PER_DOMAIN: number(int, 0) = 500_000
+#: At most this many requests in flight at once to the hosts of one registered domain, however
+#: many addresses they have (a link farm spread over many servers is one operator's). 0: no cap.
+DOMAIN_CONCURRENCY: number(int, 0) = 8
+#: Hosts of one registered domain with URLs in the frontier at once: the URLs of its further
+#: hosts wait in the domain's overflow (on disk when the frontier spills) until one of its open
+#: hosts runs dry. 0: no limit (the distributed frontier has none: any worker may take a URL).
+DOMAIN_ACTIVE_HOSTS: number(int, 0) = 100
 #: (host, text digest) pairs remembered: a page whose text another page of its host already had
 #: is a copy at another URL (session ids in paths or links, calendars, mirrors), and its links
 #: are not followed (crawlproj/duplicate_page_links_skipped). About 180 bytes each. 0: off.
 DUPLICATE_TEXTS_KEPT: number(int, 0) = 200_000
+#: A host whose new pages are mostly copies of its other pages: once it has COPY_HOST_MIN_PAGES
+#: pages, each further copy rests it COPY_HOST_REST seconds while copies are COPY_HOST_SLOW_SHARE
+#: of its pages or more, and at COPY_HOST_CAP_SHARE or more nothing more of it is fetched (its
+#: queued URLs are dropped, traps/copy_host_dropped). A share of 0 turns that step off.
+COPY_HOST_MIN_PAGES: number(int, 1) = 20
+COPY_HOST_SLOW_SHARE: number(float, 0) = 0.5
+COPY_HOST_CAP_SHARE: number(float, 0) = 0.9
+COPY_HOST_REST: number(float, 0) = 10.0
 #: Trap defences (hop limits, repeated segments, per-host caps) and the crawl ordering.
 SPIDER_MIDDLEWARES: components = {"crawlproj.traps.TrapDefenceMiddleware": 800,
                       "crawlproj.ordering.middleware.OrderingMiddleware": 700}
@@ -139,6 +163,9 @@ DOWNLOAD_HANDLERS: handlers = {  # keep-alive aware HTTP/1.1, and rendering for 
 #: At most this many requests in flight to one IP address across all its host names
 #: (seed 004: one server hosting many subdomains). 0: no cap.
 PER_IP_CONCURRENCY: number(int, 0) = 1
+#: At most this many requests a second to one IP address across all its host names, robots.txt
+#: fetches included: host intervals rest each name, this rests the server behind them. 0: no limit.
+PER_IP_RATE: number(float, 0) = 10.0
 #: A host whose last HOST_PARK_AFTER fetches all failed (DNS, connection, timeout, 5xx) is
 #: parked for HOST_PARK_FOR seconds, then tried again. 0 turns parking off.
 HOST_PARK_AFTER: number(int, 0) = 10
@@ -418,6 +445,14 @@ PAGE_PROCESS_MIN_BYTES: number(int, 0) = 1024 * 1024
 #: Work on one page in a page thread is given up on after this many seconds; the page is
 #: stored with what could be extracted (budget/timeout/parse, budget/timeout/main_text).
 PAGE_STAGE_TIMEOUT: number(float, 0, inclusive=False) = 20.0
+#: While this many pages wait for or are in the page threads and the helper process, or wait
+#: for or are in the spider's link stage, the frontier hands out nothing: pages that cost more
+#: to parse than to fetch (a link farm's 50,000 links) wait on their server instead of in
+#: memory (64 of them held 2.7 GB). 0: no limit.
+PAGE_STAGE_BACKLOG: number(int, 0) = 8
+#: Pages whose links the spider reads side by side on the reactor's thread; the rest wait their
+#: turn (56 link-farm pages side by side held the reactor 1 s a turn). 0: no limit.
+LINK_STAGE_PAGES: number(int, 0) = 2
 #: The reactor's stalls are measured by a tick this often (0: not measured); a stall of
 #: STALL_WARN seconds or more is logged and counted (reactor/stalls, reactor/max_stall_seconds).
 #: A fetch's duration leaves out the stalls the tick saw (the thread waiting for the GIL a

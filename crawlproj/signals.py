@@ -37,6 +37,11 @@ host_error = object()
 #: so politeness keeps one source.
 rest_after = object()
 
+#: A host's new pages are mostly copies of its other pages (a session id in every path, a
+#: calendar). Arguments: ``host``, ``verdict``: "slow" (one more copy: rest the host
+#: ``COPY_HOST_REST`` seconds) or "cap" (fetch nothing more of it).
+copy_host = object()
+
 #: The store is about to commit a batch. No arguments. Components that keep state the
 #: stored pages refer to (the near-duplicate index) commit theirs first, so a kill -9
 #: can never leave a stored page pointing at a canonical page the index forgot.
@@ -63,6 +68,18 @@ render_queued = object()
 #: ordering that counts repeated links, such as backlinks or OPIC). The spider then skips
 #: links to seen URLs before it builds a Request for them: most links on a page are.
 url_seen_test = object()
+
+#: The frontier asks, once, whether fetched pages are piling up. No arguments. A component
+#: that queues fetched pages for work (the page threads) answers with ``busy() -> bool``; while
+#: one says True the frontier hands out nothing (the engine asks again as each page leaves), so
+#: pages that cost more to parse than to fetch (a link farm's) wait on the server, not in memory.
+fetch_backlog_test = object()
+
+#: The spider asks, once, how to tell a host the frontier admits no new URL of. No arguments.
+#: The frontier answers with a cheap ``admissible(host) -> bool`` (False: the host is new and
+#: its registered domain has ``DOMAIN_MAX_HOSTS`` hosts already), so the links of a link farm's
+#: page cost no Request each.
+host_admission_test = object()
 
 #: A publisher said something of AI use for a whole host (:mod:`crawlproj.politeness.ai_signal_rules`).
 #: Arguments: ``host``, ``source`` (``robots.txt``: its Content-Signal values; ``tdmrep.json``:

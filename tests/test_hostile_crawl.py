@@ -3,6 +3,7 @@
 import os
 import socket
 import threading
+from collections import Counter
 
 from crawlproj.sandbox import harness, hostile
 
@@ -97,7 +98,13 @@ class HeaderServer(Listener):
     ``/refresh-a`` and ``/refresh-b`` refresh to each other; ``/`` links to all of them."""
 
     PAGE = (b'<html><head><title>ok</title></head><body><a href="/endless">e</a> <a href="/many">m</a> '
-            b'<a href="/loop-a">a</a> <a href="/refresh-a">r</a> <a href="/cal/(S(first))/d/1/">c</a></body></html>')
+            b'<a href="/loop-a">a</a> <a href="/refresh-a">r</a> <a href="/cal/(S(first))/d/1/">c</a> '
+            b'<a href="/copies">copies</a></body></html>')
+    #: /copies links to 80 URLs that all read the same (/c/<n>): a host whose new pages are copies.
+    COPIES = b"<html><head><title>list</title></head><body>" + b"".join(
+        b'<a href="/c/%d">%d</a> ' % (n, n) for n in range(80)) + b"</body></html>"
+    COPY = b"<html><head><title>Item</title></head><body><p>The same item, whatever its number.</p></body></html>"
+    copies_served = 0
     #: A calendar with a session segment: the same text on every page, a new random session in every link.
     CALENDAR = b'<html><head><title>Calendar</title></head><body><p>Events this day: none.</p><a href="%s">next day</a></body></html>'
     calendar_served = 0
@@ -132,6 +139,11 @@ class HeaderServer(Listener):
                 body = self.CALENDAR % b"/cal/(S(%s))/d/%d/" % (os.urandom(6).hex().encode(), day)
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n"
                              b"Connection: close\r\n\r\n" % len(body) + body)
+            elif path == b"/copies" or path.startswith(b"/c/"):
+                body = self.COPIES if path == b"/copies" else self.COPY
+                self.copies_served += path != b"/copies"
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n"
+                             b"Connection: close\r\n\r\n" % len(body) + body)
             elif path == b"/many":
                 head = b"".join(b"X-H%d: v\r\n" % n for n in range(600))
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + head +
@@ -152,7 +164,8 @@ def test_response_headers_are_bounded_redirect_loops_named_and_copies_links_not_
     """Headers past DOWNLOAD_MAX_HEADERS or DOWNLOAD_MAX_HEADER_BYTES end the fetch as too_large;
     a redirect or refresh loop is a redirect_loop error (the URL-seen filter dropped it silently);
     a calendar whose pages all read the same (a new session id in every link) stops at its
-    second page, whose links are not followed."""
+    second page, whose links are not followed; a host whose new pages are mostly copies of one
+    another is rested after each copy, then capped: its queued copies are dropped."""
     import sqlite3
 
     server = HeaderServer("127.0.0.1", 0)
@@ -161,6 +174,7 @@ def test_response_headers_are_bounded_redirect_loops_named_and_copies_links_not_
         result = harness.run_crawl("site", tmp_path, {"url": url}, {
             "STORE_URI": f"sqlite:///{tmp_path}/crawl.db", "MIN_INTERVAL": 0, "RENDER_MODE": "never",
             "RETRY_ENABLED": False, "DOWNLOAD_MAX_HEADER_BYTES": 64 * 1024, "DOWNLOAD_MAX_HEADERS": 500,
+            "COPY_HOST_REST": 0.2, "KEEPALIVE_CLOSE_PAUSE": 0, "WASEDA_INTERVAL_ENABLED": False,
             "CLOSESPIDER_TIMEOUT": 60}, timeout=120)
     finally:
         server.close()
@@ -172,4 +186,107 @@ def test_response_headers_are_bounded_redirect_loops_named_and_copies_links_not_
                       url + "refresh-a": "redirect_loop"}, errors
     assert server.sent_header_bytes < 16 * 2**20  # hung up on, not read to the end
     assert server.calendar_served == 2 and result.stats["crawlproj/duplicate_page_links_skipped"] == 1
+    stats = result.stats
+    assert stats["crawlproj/copy_host/cap"] == 1 and stats["frontier/copy_host_rests"] >= 10
+    assert 30 <= server.copies_served < 60 and stats["traps/copy_host_dropped"] >= 80 - server.copies_served
     assert result.stats["process/max_rss_bytes"] < 600 * 2**20
+
+
+def test_hostile_structures_beside_ordinary_hosts_keep_every_budget_and_close_on_time(sandbox_factory, tmp_path):
+    """A subdomain link farm (50,000 new hosts a page), one server behind 3,000 names and its IP
+    literal, a calendar with session segments and a header flood, crawled beside three ordinary
+    hosts with the real-web defaults for per-IP and per-domain budgets: the ordinary hosts are
+    crawled fully and politely, no server gets more than PER_IP_RATE requests a second (robots.txt
+    included, by the server's record), the farm stops at its domain's host budget, memory stays
+    under 600 MB and the crawl closes at its timeout by itself."""
+    from crawlproj.sandbox import structures
+
+    kinds = {3: "farm", 4: "shared_ip", 5: "calendar", 6: "headers"}
+    sandbox = sandbox_factory("--hosts", "7", "--pages", "15", "--cross-host", "0", "--no-robots-mix",
+                              "--host", "4:structure_links=3000",
+                              *(a for i, kind in kinds.items() for a in ("--host", f"{i}:structure={kind}")),
+                              "--also-bind", f"{structures.SHARED_ADDRESS},{structures.FARM_ADDRESS}")
+    rate, timeout = 10.0, 45
+    conn, result = harness.crawl_sandbox(
+        sandbox, tmp_path, MIN_INTERVAL=INTERVAL, INTERVAL_DURATION_FACTOR=1, WASEDA_INTERVAL_ENABLED=False,
+        RETRY_TIMES=0, RENDER_MODE="never", CLOSESPIDER_TIMEOUT=timeout,
+        # the real web's defaults, which the sandbox profile turns off (its hosts share one address)
+        PER_IP_RATE=rate, PER_IP_CONCURRENCY=1, DOMAIN_MAX_HOSTS=1000, DOMAIN_ACTIVE_HOSTS=100, DOMAIN_CONCURRENCY=8,
+        DOWNLOAD_MAX_HEADERS=500, HOST_RESOLVE=",".join(structures.host_resolve(kinds) + ["*.sandbox.test=127.0.0.1"]))
+    stats, web = result.stats, sandbox.web
+    assert stats["finish_reason"] == "closespider_timeout"
+    assert stats["elapsed_time_seconds"] < timeout + 15  # closed at its timeout, whatever the frontier held
+    ordinary = {web.host_name(h) for h in range(3)}
+    stored = {url for (url,) in conn.execute("SELECT url FROM pages")}
+    expected = {url for url in web.expected_pages() if url.split("/")[2].split(":")[0] in ordinary}
+    assert len(expected) >= 30 and expected <= stored
+    report = sandbox.report(INTERVAL)
+    per_host = {h: row for h, row in report["per_host"].items()}
+    assert all(row["gap_violations"] == 0 and row["max_concurrency"] == 1 for row in per_host.values()), report
+    # Per IP, by the server's record: the farm's and the shared server's addresses, and 127.0.0.1.
+    per_address = report["per_address"]
+    assert set(per_address) == {"127.0.0.1", structures.SHARED_ADDRESS, structures.FARM_ADDRESS}, per_address
+    for address, row in per_address.items():
+        assert row["max_per_window"] <= rate + 1, (address, row)  # +1: a window's two ends
+    assert per_address[structures.SHARED_ADDRESS]["requests"] >= 100  # it was crawled, at the rate
+    # The farm: one registered domain, its host budget spent and the rest dropped unasked.
+    farm_hosts = {h for h in per_host if h.endswith(structures.farm_domain(3))}
+    assert 10 <= len(farm_hosts) <= 1000
+    assert stats["crawlproj/over_budget/links"] >= 1
+    # The IP literal shares its server's rate with the names (one address in the record above),
+    # and the alias 'NAME.' was fetched as the name itself: no host in the record ends in a dot.
+    assert any(h == structures.SHARED_ADDRESS for h in per_host)
+    assert not [h for h in per_host if h.endswith(".") or h != h.lower()], sorted(per_host)[:20]
+    shared = Counter((r.host, r.path) for r in sandbox.records() if r.address == structures.SHARED_ADDRESS)
+    assert max(shared.values()) == 1, shared.most_common(3)  # no page of the server fetched twice
+    # The calendar: two pages, the second a copy whose links are not followed.
+    calendar = [h for h in per_host if h == web.host_name(5)]
+    assert per_host[calendar[0]]["requests"] <= 4  # robots.txt, /, one day, and its copy's day at most
+    errors = dict(conn.execute("SELECT url, kind FROM fetch_errors WHERE host = ?", (web.host_name(6),)).fetchall())
+    assert errors == {web.origin(6) + "/endless": "too_large", web.origin(6) + "/many": "too_large"}, errors
+    assert stats["process/max_rss_bytes"] < 600 * 2**20, stats["process/max_rss_bytes"]
+    assert stats["reactor/max_stall_seconds"] < 0.5, stats["reactor/max_stall_seconds"]
+
+
+def test_a_link_farm_at_full_speed_keeps_the_reactor_free_and_sigterm_closes_the_crawl(sandbox_factory, tmp_path):
+    """The issue's harshest case: a subdomain link farm with no per-IP limits at all (as on a farm
+    spread over many addresses). The domain budget bounds it, no page holds the reactor over
+    0.5 s, the ordinary host is crawled, and SIGTERM closes the crawl within seconds, stats written."""
+    import json
+    import signal
+    import sqlite3
+    import subprocess
+    import time
+
+    from crawlproj.sandbox import structures
+
+    sandbox = sandbox_factory("--hosts", "2", "--pages", "15", "--cross-host", "0", "--no-robots-mix",
+                              "--host", "1:structure=farm", "--also-bind", structures.FARM_ADDRESS)
+    stats_file = tmp_path / "stats.json"
+    cmd = harness.crawl_command("web", {"seeds": str(sandbox.seeds_file)}, {
+        "STORE_URI": f"sqlite:///{tmp_path}/crawl.db", "STATS_FILE": str(stats_file), "RENDER_MODE": "never",
+        "MIN_INTERVAL": INTERVAL, "INTERVAL_DURATION_FACTOR": 1, "WASEDA_INTERVAL_ENABLED": False,
+        "PER_IP_RATE": 0, "PER_IP_CONCURRENCY": 0, "DOMAIN_MAX_HOSTS": 1000, "DOMAIN_ACTIVE_HOSTS": 100, "DOMAIN_CONCURRENCY": 8,
+        "HOST_RESOLVE": ",".join(structures.host_resolve({1: "farm"}) + ["*.sandbox.test=127.0.0.1"])})
+    proc = subprocess.Popen(cmd, cwd=harness.PROJECT_DIR, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(30)
+        assert proc.poll() is None  # the farm is far from done
+        proc.send_signal(signal.SIGTERM)
+        asked = time.monotonic()
+        _, log = proc.communicate(timeout=60)
+        took = time.monotonic() - asked
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert took < 15, (took, log[-2000:])
+    stats = json.loads(stats_file.read_text())
+    assert stats["finish_reason"] == "shutdown"
+    assert stats["reactor/max_stall_seconds"] < 0.5, stats["reactor/max_stall_seconds"]
+    assert stats["process/max_rss_bytes"] < 600 * 2**20, stats["process/max_rss_bytes"]
+    farm = {r.host for r in sandbox.records() if r.host.endswith(structures.farm_domain(1))}
+    assert 20 <= len(farm) <= 1000, len(farm)  # crawled, within its domain's host budget
+    db = sqlite3.connect(tmp_path / "crawl.db")
+    ordinary = {u for (u,) in db.execute("SELECT url FROM pages WHERE host = ?", (sandbox.web.host_name(0),))}
+    assert ordinary == {u for u in sandbox.web.expected_pages() if "//h0." in u}

@@ -57,6 +57,16 @@ def test_503_with_retry_after_backs_the_host_off(sandbox_factory, tmp_path):
                         ).fetchone()[0] == sum(1 for r in records if r.status == 503)
 
 
+def test_a_crawl_waiting_only_on_a_far_retry_after_says_so(sandbox_factory, tmp_path):
+    # h1 answers every page with 503 and Retry-After: 3600; once h0 is done the crawl is open
+    # only for that rest, and its console says so instead of nothing for an hour.
+    sandbox = sandbox_factory("--hosts", "2", "--pages", "3", "--no-robots-mix", "--cross-host", "0",
+                              "--host", "1:error_rate=1,retry_after=3600")
+    _, result = crawl(sandbox, tmp_path, MIN_INTERVAL=0.05, RETRY_TIMES=3, CLOSESPIDER_TIMEOUT=45)
+    said = [line for line in result.log.splitlines() if "waiting: nothing due for" in line]
+    assert said and "backoff" in said[0] and result.stats["frontier/far_wait_seconds"] > 3000, said
+
+
 def test_retries_come_back_through_the_frontier_after_a_back_off(sandbox_factory, tmp_path):
     sandbox = sandbox_factory("--hosts", "2", "--pages", "6", "--no-robots-mix", "--cross-host", "0",
                               "--host", "1:drop_rate=0.5")

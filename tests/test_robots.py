@@ -76,6 +76,8 @@ def test_robots_txt_redirects_stop_after_five_and_then_count_as_unavailable(sand
     conn, _ = crawl_sandbox(sandbox, tmp_path, MIN_INTERVAL=0.02)
     robots = [r for r in sandbox.records() if r.host == "h1.sandbox.test" and r.path.startswith("/robots.txt")]
     assert len(robots) == 1 + 5  # the first request and five redirects, no more
+    # Each hop is a visit of its own, paced by the frontier (they once came 1.3 ms apart).
+    assert min(b.arrival - a.finish for a, b in zip(robots, robots[1:])) >= 0.02 - 0.001
     stored = {u for (u,) in conn.execute("SELECT url FROM pages WHERE host = 'h1.sandbox.test'")}
     assert stored == {u for u in sandbox.web.expected_pages() if "//h1." in u} and stored  # allow all
 

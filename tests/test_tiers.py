@@ -141,3 +141,63 @@ def test_group_cap_limits_keys_in_flight_per_group():
     assert f.pop(0.0) is not None  # a waiting key of the group goes
     assert f.pop(0.0) is None
 
+
+
+def test_group_rate_spaces_the_keys_of_one_server_and_serves_them_in_turn():
+    """PER_IP_RATE: 300 host names on one address, all due at once, go one per 1/rate seconds,
+    in the order they became due; a key of another server is not held up by them."""
+    f = TwoTierFrontier(levels=1, active_target=1000, group_rate=10.0)
+    keys = [f"s{i}.farm.test" for i in range(300)]
+    for key in keys:
+        f.set_group(key, "10.0.0.1")
+        f.push(key, key)
+    f.push("ordinary.test", "page")
+    first = drain(f, 0.0)
+    assert sorted(k for k, _ in first) == ["ordinary.test", "s0.farm.test"]
+    handed, order, now = [0.0], ["s0.farm.test"], 0.0
+    while len(handed) < 30:
+        due = f.next_due()
+        assert due is not None and due >= now
+        now = due
+        popped = drain(f, now)
+        assert len(popped) == 1
+        handed.append(now)
+        order.append(popped[0][0])
+        f.release(popped[0][0], now)  # the fetch itself is instant: only the rate spaces them
+    gaps = [b - a for a, b in zip(handed, handed[1:])]
+    assert min(gaps) == pytest.approx(0.1) and order == keys[:30]
+    # The keys waiting on their server stay out of the heap: one at a time is woken.
+    assert len(f.heap) == 1 and sum(len(w) for w in f.group_waiting.values()) == 300 - 30 - 1
+
+
+def test_group_rate_and_cap_together():
+    f = TwoTierFrontier(levels=1, active_target=10, group_cap=1, group_rate=100.0)
+    for key in "abc":
+        f.set_group(key, "ip")
+        f.push(key, key)
+    (key, _), = drain(f, 0.0)
+    assert f.pop(5.0) is None  # the cap: one in flight, however long it takes
+    f.release(key, 5.0)
+    assert [k for k, _ in drain(f, 5.0)] == ["b"]  # the rate's gap (0.01 s) had passed
+    f.release("b", 5.0)
+    assert drain(f, 5.001) == [] and f.next_due() == pytest.approx(5.01)
+    assert [k for k, _ in drain(f, 5.01)] == ["c"]
+
+
+def test_domain_cap_limits_keys_in_flight_per_registered_domain_across_addresses():
+    """DOMAIN_CONCURRENCY: the hosts of one registered domain, on any addresses, have at most
+    domain_cap requests in flight; another domain is not held up, and a release lets one more go."""
+    f = TwoTierFrontier(levels=1, active_target=100, domain_cap=2, domain_of=lambda key: key.split(".", 1)[1])
+    for i in range(6):
+        f.set_group(f"s{i}.farm.test", f"10.0.0.{i}")  # each on its own address
+        f.push(f"s{i}.farm.test", i)
+    f.push("www.other.test", "x")
+    first = sorted(k for k, _ in drain(f, 0.0))
+    assert first == ["s0.farm.test", "s1.farm.test", "www.other.test"]
+    assert drain(f, 1.0) == []
+    f.release("s0.farm.test", 0.0)
+    assert [k for k, _ in drain(f, 1.0)] == ["s2.farm.test"]
+    f.release("s1.farm.test", 0.0)
+    f.release("s2.farm.test", 0.0)
+    assert sorted(k for k, _ in drain(f, 1.0)) == ["s3.farm.test", "s4.farm.test"]
+

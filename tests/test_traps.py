@@ -69,3 +69,21 @@ def test_a_pages_text_seen_before_on_its_host_is_a_copy_and_the_memory_is_bounde
     assert not seen.copy("a.test", b"2" * 32) and not seen.copy("a.test", b"3" * 32)  # the oldest goes
     assert not seen.copy("a.test", b"1" * 32)
     assert not SeenTexts(keep=0).copy("a.test", b"x")
+
+
+def test_a_host_of_mostly_copies_is_slowed_then_capped():
+    from crawlproj.spiders.base import CopyShare
+
+    share = CopyShare(min_pages=10, slow_share=0.5, cap_share=0.9)
+    verdicts = [share.record("copies.test", copy=n >= 4) for n in range(9)]
+    assert verdicts == [None] * 9  # too few pages to judge
+    assert share.record("copies.test", copy=True) == "slow"  # 6 copies of 10 pages
+    assert share.record("copies.test", copy=False) is None  # an original page is never rested
+    verdicts = [share.record("copies.test", copy=True) for _ in range(60)]
+    # 5 originals: capped at the first page where copies are 0.9 of the pages (50 pages)
+    assert verdicts[:38] == ["slow"] * 38 and verdicts[38] == "cap" and set(verdicts[39:]) == {None}
+    assert "copies.test" in share.capped
+    # A host with a few copies among many pages is neither.
+    mixed = CopyShare(min_pages=10, slow_share=0.5, cap_share=0.9)
+    assert {mixed.record("mixed.test", copy=n % 4 == 0) for n in range(100)} == {None}
+    assert CopyShare(10, 0, 0).record("x.test", True) is None

@@ -33,4 +33,5 @@ class Command(ScrapyCommand):
         server.add_arguments(parser)
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
-        asyncio.run(server.serve(server.config_from_args(opts), opts.port, opts.bind, opts.seeds_file))
+        asyncio.run(server.serve(server.config_from_args(opts), opts.port, opts.bind, opts.seeds_file,
+                                 tuple(filter(None, opts.also_bind.split(",")))))

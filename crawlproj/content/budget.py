@@ -126,6 +126,7 @@ class PageBudget:
     max_depth: int = 1024
     max_elements: int = 250_000
     main_text_max_depth: int = 256
+    max_links: int = 6_000  # MAX_LINKS_PER_PAGE (0: all)
     #: Pages with more start tags than this are walked whatever the estimate says.
     walk_start_tags: int = 2048
 

@@ -30,11 +30,13 @@ def is_html(content_type: str | bytes | None) -> bool:
 
 
 def page_budget(settings) -> PageBudget:  # noqa: ANN001 - Scrapy settings
-    """The :class:`PageBudget` of ``PAGE_MAX_DEPTH``, ``PAGE_MAX_ELEMENTS`` and ``MAIN_TEXT_MAX_DEPTH``."""
+    """The :class:`PageBudget` of ``PAGE_MAX_DEPTH``, ``PAGE_MAX_ELEMENTS``, ``MAIN_TEXT_MAX_DEPTH``
+    and ``MAX_LINKS_PER_PAGE``."""
     d = PageBudget()  # its defaults are the settings' (for settings made without the project's)
     return PageBudget(max_depth=settings.getint("PAGE_MAX_DEPTH", d.max_depth),
                       max_elements=settings.getint("PAGE_MAX_ELEMENTS", d.max_elements),
-                      main_text_max_depth=settings.getint("MAIN_TEXT_MAX_DEPTH", d.main_text_max_depth))
+                      main_text_max_depth=settings.getint("MAIN_TEXT_MAX_DEPTH", d.main_text_max_depth),
+                      max_links=settings.getint("MAX_LINKS_PER_PAGE", d.max_links))
 
 
 def parsed_page(response, budget: PageBudget | None = None) -> ParsedPage:  # noqa: ANN001 - a TextResponse

@@ -38,9 +38,11 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.http import Request, Response, TextResponse
 
+from .. import signals as crawl_signals
 from ..store.writer import asyncio_reactor
 from .budget import PageBudget
 from .extract import adopt_parsed_page, is_html, page_budget
+from .page import SHELL_TEXTS
 from .page import ParsedPage
 
 logger = logging.getLogger(__name__)
@@ -68,9 +70,11 @@ class PageWorkers:
     must pickle."""
 
     def __init__(self, threads: int, timeout: float, min_bytes: int, switch_interval: float = 0.0,
-                 process_min_bytes: int = 0) -> None:
+                 process_min_bytes: int = 0, backlog: int = 0) -> None:
         self.threads, self.timeout, self.min_bytes = threads, timeout, min_bytes
         self.process_min_bytes = process_min_bytes
+        self.backlog = backlog  # PAGE_STAGE_BACKLOG: busy() from this many pieces of work queued or running
+        self.pending = 0
         self.executor: ThreadPoolExecutor | None = None
         self.process: ProcessPoolExecutor | None = None
         # Threads need asyncio's loop to be awaited from Scrapy's coroutines.
@@ -88,9 +92,13 @@ class PageWorkers:
             s = crawler.settings
             workers = _workers[crawler] = cls(s.getint("PAGE_THREADS"), s.getfloat("PAGE_STAGE_TIMEOUT"),
                                               s.getint("PAGE_THREAD_MIN_BYTES"), s.getfloat("PAGE_THREAD_SWITCH_INTERVAL"),
-                                              s.getint("PAGE_PROCESS_MIN_BYTES"))
+                                              s.getint("PAGE_PROCESS_MIN_BYTES"), s.getint("PAGE_STAGE_BACKLOG"))
             crawler.signals.connect(workers.close, signal=signals.spider_closed)
         return workers
+
+    def busy(self) -> bool:
+        """Whether ``PAGE_STAGE_BACKLOG`` pieces of work are queued or running (the frontier waits)."""
+        return bool(self.backlog) and self.pending >= self.backlog
 
     def wants(self, size: int) -> bool:
         return self.enabled and size >= self.min_bytes
@@ -114,6 +122,7 @@ class PageWorkers:
         behind it do not wait (they fail with :class:`StageTimeout` too, as the killed work's did)."""
         pool = self._executor(size)
         future = asyncio.wrap_future(pool.submit(fn, *args))
+        self.pending += 1
         try:
             return await asyncio.wait_for(future, self.timeout)
         except asyncio.TimeoutError:
@@ -122,6 +131,8 @@ class PageWorkers:
             raise StageTimeout(f"over {self.timeout:g} s") from None
         except BrokenProcessPool:  # killed under it, after another page's timeout
             raise StageTimeout("the helper process was restarted") from None
+        finally:
+            self.pending -= 1
 
     def _restart_process(self, pool: Executor) -> None:
         self.process = None
@@ -144,12 +155,14 @@ _workers: WeakKeyDictionary = WeakKeyDictionary()
 
 
 def _parse(text: str, budget: PageBudget, min_links: int | None) -> ParsedPage:
+    """Everything later stages read of a page, read here, in the thread, not on the reactor;
+    then the tree goes (:meth:`ParsedPage.release`), since the page may wait a while for them."""
     page = ParsedPage(text, budget)
-    page.links, page.title, page.text_digest  # noqa: B018 - read here, in the thread, not on the reactor
     # What the render decision will read past the links (a large page's visible text held the
     # reactor up to 200 ms): only on pages with fewer links than settle it.
     if min_links is not None and page.anchor_count < min_links:
-        page.visible_text_chars, page.scripts  # noqa: B018
+        page.visible_text_chars, page.scripts, page.text_pieces(SHELL_TEXTS + 1)  # noqa: B018
+    page.release()
     return page
 
 
@@ -167,6 +180,11 @@ class PageParseMiddleware:
         # RENDER_MIN_LINKS when the render decision judges pages (auto mode), else None.
         auto = crawler.settings.get("RENDER_MODE") == "auto"
         self.min_links = crawler.settings.getint("RENDER_MIN_LINKS") if auto else None
+        crawler.signals.connect(self.backlog_test, signal=crawl_signals.fetch_backlog_test)
+
+    def backlog_test(self) -> Any:
+        """The page threads' ``busy`` (answers :data:`crawlproj.signals.fetch_backlog_test`)."""
+        return self.workers.busy if self.workers.enabled and self.workers.backlog else None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageParseMiddleware:

@@ -29,6 +29,8 @@ _SPACE = re.compile(r"\s+")
 FOLLOW_LINK_RELS = frozenset({"next", "alternate"})
 #: Elements whose text a browser does not show.
 INVISIBLE = ("script", "style", "noscript", "template")
+#: The most pieces of visible text an application shell shows (the render detector's test).
+SHELL_TEXTS = 3
 
 
 def clean(text: str) -> str:
@@ -74,15 +76,37 @@ class ParsedPage:
 
     With a :class:`~crawlproj.content.budget.PageBudget`, a page that nests deeper or holds
     more elements than it allows is parsed only up to where it passed the bound;
-    :attr:`over_budget` then names the bound (``depth`` or ``elements``)."""
+    :attr:`over_budget` then names the bound (``depth`` or ``elements``).
+
+    :meth:`release` reads what every later stage reads and lets the tree go: a page's tree
+    costs about ten times its HTML (43 MB for a link farm's 3.3 MB page), and a page can wait
+    a while between its parse and its last reader. A read that needs the tree after that parses
+    the page again."""
 
     def __init__(self, html: str, budget: PageBudget | None = None) -> None:
         self.over_budget: str | None = None
+        self.max_links = budget.max_links if budget is not None else 0
+        self.links_cut = False  # links past max_links were left
+        self._pieces: dict[int, int] = {}  # text_pieces' answers by limit
         if budget is not None:
             html, found = budget.bounded(html)
             self.over_budget = found.cut_reason
         self.html = html
-        self.tree = LexborHTMLParser(html)
+        self._tree: LexborHTMLParser | None = LexborHTMLParser(html)
+
+    @property
+    def tree(self) -> LexborHTMLParser:
+        if self._tree is None:  # released: parsed again for a reader nothing foresaw
+            self._tree = LexborHTMLParser(self.html)
+        return self._tree
+
+    def release(self) -> None:
+        """Read what the spider reads (links, title, language, base, robots meta, text digest),
+        then drop the tree. A caller that will read more (the render decision's counts) reads
+        it first."""
+        self.links, self.title, self.declared_language, self.base_href, self._robots_metas  # noqa: B018
+        self.text_digest  # noqa: B018
+        self._tree = None
 
     @classmethod
     def unparsed(cls, reason: str) -> ParsedPage:
@@ -120,19 +144,25 @@ class ParsedPage:
         :func:`~crawlproj.content.robots_directives.parse_directives` reads them (``none``
         adds ``noindex`` and ``nofollow``; a past ``unavailable_after`` at ``now`` adds
         ``noindex``)."""
-        contents = []
         names = ("robots", agent.lower())
-        for meta in self.tree.css("meta[name]"):
-            attrs = meta.attributes
-            if (attrs.get("name") or "").strip().lower() in names:
-                contents.append(attrs.get("content") or "")
+        contents = [content for name, content in self._robots_metas if name in names]
         return parse_directives(", ".join(contents), float("-inf") if now is None else now)
 
     @cached_property
+    def _robots_metas(self) -> list[tuple[str, str]]:
+        """Every ``<meta name content>``: (name lower case, content)."""
+        return [((m.attributes.get("name") or "").strip().lower(), m.attributes.get("content") or "")
+                for m in self.tree.css("meta[name]")]
+
+    @cached_property
     def links(self) -> list[ExtractedLink]:
-        """``<a href>``, ``<area href>`` and ``<link rel=next|alternate href>``, in document order."""
-        out = []
+        """``<a href>``, ``<area href>`` and ``<link rel=next|alternate href>``, in document order;
+        the first ``max_links`` of them (a link farm's page names tens of thousands of hosts)."""
+        out: list[ExtractedLink] = []
         for node in self.tree.css("a[href], area[href], link[href]"):
+            if self.max_links and len(out) >= self.max_links:
+                self.links_cut = True
+                break
             attrs = node.attributes
             rel = (attrs.get("rel") or "").lower().split()
             tag = node.tag
@@ -182,6 +212,12 @@ class ParsedPage:
     def text_pieces(self, limit: int) -> int:
         """Visible text nodes of the body (whitespace-only and invisible ones left out), counted
         up to ``limit``: a Python walk, for small pages only (the detector's shell test)."""
+        counted = self._pieces.get(limit)
+        if counted is None:
+            counted = self._pieces[limit] = self._count_pieces(limit)
+        return counted
+
+    def _count_pieces(self, limit: int) -> int:
         root = self.tree.body
         count = 0
         for node in root.traverse(include_text=True) if root is not None else ():

@@ -49,7 +49,8 @@ class RedisFrontier:
 
     def __init__(self, client: redis.Redis, prefix: str, worker: str, partitions: int = 64, levels: int = 8,
                  batch: int = 16, lease_seconds: float = 120.0, worker_ttl: float = 15.0,
-                 poll_seconds: float = 0.25, shared: bool = False, clock=time.monotonic, group_cap: int = 0) -> None:
+                 poll_seconds: float = 0.25, shared: bool = False, clock=time.monotonic, group_cap: int = 0,
+                 group_rate: float = 0.0) -> None:
         self.r = client
         self.prefix, self.worker, self.partitions, self.levels = prefix, worker, partitions, levels
         self.batch, self.lease_ms = batch, int(lease_seconds * 1000)
@@ -75,6 +76,7 @@ class RedisFrontier:
         self.next_allowed: dict[Hashable, float] = {}
         self.back: dict = {}
         self.group_cap = group_cap
+        self.group_gap_ms = round(1000.0 / group_rate) if group_rate > 0 else 0
         self._groups: dict[Hashable, Hashable] = {}
 
     # -- clocks: the scheduler's monotonic seconds, Redis's wall-clock ms ------------
@@ -126,7 +128,7 @@ class RedisFrontier:
                 return None
             out, next_due = self._scripts["POP"](args=[self.prefix, self._now_ms(), self.batch, self.worker,
                                                        self.lease_ms, self.levels, self.group_cap,
-                                                       int(self.poll * 1000), *parts])
+                                                       int(self.poll * 1000), self.group_gap_ms, *parts])
             for i in range(0, len(out), 3):
                 self._popped.append((out[i].decode(), pickle.loads(out[i + 2])))
             self._next_due_ms = float(next_due) if next_due else None

@@ -10,6 +10,7 @@ from scrapy.crawler import Crawler
 from scrapy.dupefilters import BaseDupeFilter
 from twisted.internet import task
 
+from ..frontier.domains import DomainBudget
 from ..frontier.scheduler import FrontierScheduler
 from . import connection
 from .dupefilter import RedisBloomDupeFilter
@@ -56,7 +57,13 @@ class DistributedScheduler(FrontierScheduler):
             partitions=s.getint("FRONTIER_PARTITIONS"), levels=levels,
             batch=s.getint("REDIS_POP_BATCH"), lease_seconds=s.getfloat("HOST_LEASE"),
             worker_ttl=s.getfloat("WORKER_TTL"), poll_seconds=s.getfloat("REDIS_POLL_SECONDS"),
-            shared=s.getbool("REDIS_SHARED_PARTITIONS"), clock=self.clock, group_cap=self.keys.per_ip)
+            shared=s.getbool("REDIS_SHARED_PARTITIONS"), clock=self.clock, group_cap=self.keys.per_ip,
+            group_rate=self.keys.per_ip_rate)
+
+    def _build_domains(self, s: Any) -> DomainBudget:
+        """The budgets per registered domain, counted by this worker, with no overflow: any
+        worker may take a URL this one queued, so no worker sees a host of its domain run dry."""
+        return DomainBudget(s.getint("DOMAIN_MAX_HOSTS"), s.getint("MAX_PAGES_PER_DOMAIN"), 0)
 
     def open(self, spider: Spider) -> None:
         super().open(spider)

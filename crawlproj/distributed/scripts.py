@@ -45,15 +45,18 @@ end
 return 1
 """
 
-# ARGV: prefix, now_ms, max, worker, lease_ms, levels, group_cap, retry_ms, part...
+# ARGV: prefix, now_ms, max, worker, lease_ms, levels, group_cap, retry_ms, group_gap_ms, part...
 # Returns {key1, fp1, entry1, key2, ...}, and the earliest due time left in these partitions.
 # With a group cap, a key whose server (P:group) already has that many keys in flight, from
-# any worker, waits retry_ms and is looked at again.
+# any worker, waits retry_ms and is looked at again. With a group gap (PER_IP_RATE), a key
+# whose server had a key handed out less than group_gap_ms ago (P:groupnext:<address>, from
+# any worker) waits until then.
 POP = """
 local p, now, max, me = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local ttl, levels, cap, retry = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local gap = tonumber(ARGV[9])
 local out, nextdue = {}, false
-for i = 9, #ARGV do
+for i = 10, #ARGV do
   local rk = p..':ready:'..ARGV[i]
   -- the earliest keys with their due times, in one command: the due ones are taken, the
   -- first one not due tells when to look again
@@ -64,10 +67,17 @@ for i = 9, #ARGV do
       if not nextdue or score < nextdue then nextdue = score end
       break
     end
-    local group = cap > 0 and redis.call('HGET', p..':group', key)
-    if group and tonumber(redis.call('GET', p..':groupflight:'..group) or 0) >= cap then
-      redis.call('ZADD', rk, now + retry, key)
-      if not nextdue or now + retry < nextdue then nextdue = now + retry end
+    local group = (cap > 0 or gap > 0) and redis.call('HGET', p..':group', key)
+    local later = false
+    if group and cap > 0 and tonumber(redis.call('GET', p..':groupflight:'..group) or 0) >= cap then
+      later = now + retry
+    elseif group and gap > 0 then
+      local slot = tonumber(redis.call('GET', p..':groupnext:'..group) or 0)
+      if slot > now then later = slot end
+    end
+    if later then
+      redis.call('ZADD', rk, later, key)
+      if not nextdue or later < nextdue then nextdue = later end
     else
       redis.call('ZREM', rk, key)
       local item, level = false, 0
@@ -76,7 +86,8 @@ for i = 9, #ARGV do
         if item then level = l; break end
       end
       if item then
-        if group then redis.call('INCR', p..':groupflight:'..group) end
+        if group and cap > 0 then redis.call('INCR', p..':groupflight:'..group) end
+        if group and gap > 0 then redis.call('SET', p..':groupnext:'..group, now + gap, 'PX', math.ceil(gap) + 1000) end
         redis.call('ZADD', p..':lease', now + ttl, key)
         redis.call('HSET', p..':lease_owner', key, me..'\\t'..ARGV[i])
         local tab = string.find(item, '\\t', 1, true)

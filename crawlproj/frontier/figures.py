@@ -11,14 +11,17 @@ from ..politeness.keys import PolitenessKeys
 from .protocol import Frontier
 
 
-def frontier_figures(f: Frontier, now: float, spill: Any = None) -> dict[str, Any]:
-    """Queue sizes (front, back, in memory, on disk), active, in-flight and due keys, and
-    how soon the next key is due, as ``frontier/<name>`` stats."""
+def frontier_figures(f: Frontier, now: float, spill: Any = None, overflow: int = 0) -> dict[str, Any]:
+    """Queue sizes (front, back, the domains' overflow, in memory, on disk), active, in-flight and
+    due keys, and how soon the next key is due, as ``frontier/<name>`` stats. The spill's disk
+    entries include the overflow's."""
     on_disk = spill.disk_entries if spill is not None else 0
     due = f.next_due()
+    queued = len(f) + overflow
     figures = {
-        "frontier/queued": len(f), "frontier/queued_front": f.front_len, "frontier/queued_back": f.back_len,
-        "frontier/queued_disk": on_disk, "frontier/queued_memory": len(f) - on_disk,
+        "frontier/queued": queued, "frontier/queued_front": f.front_len, "frontier/queued_back": f.back_len,
+        "frontier/queued_overflow": overflow,
+        "frontier/queued_disk": on_disk, "frontier/queued_memory": queued - on_disk,
         "frontier/spill_bytes": spill.disk_bytes if spill is not None else 0,
         "frontier/active_keys": len(f.back), "frontier/in_flight": len(f.in_flight),
         "frontier/due_keys": f.due_keys(now),

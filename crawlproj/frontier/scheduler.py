@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections import Counter
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,12 +21,14 @@ from twisted.internet import task
 from .. import signals as crawl_signals
 from ..ordering.persistence import OrderingSnapshots
 from ..ordering.prioritizer import build_prioritizer
-from ..politeness.keys import PolitenessKeys, Ready
+from ..politeness.hosts import Hold
+from ..politeness.keys import PolitenessKeys, Ready, registered_domain
 from ..politeness.opt_out import OptOutGate, OptOutSource
 from ..politeness.waseda import host_politeness
 from ..traps import SiteCap
 from .entry import request_entry
 from .completion import CompletionEstimator
+from .domains import DomainBudget
 from .figures import RuleCounts, frontier_figures, host_rows
 from .journal import FrontierJournal, Record, fingerprint
 from .outcomes import FetchOutcomes
@@ -55,13 +58,18 @@ class FrontierScheduler(BaseScheduler):
         self.hosts = host_politeness(crawler)  # each key's intervals and holds, shared with the Waseda middleware
         self._rule_counts = RuleCounts()
         self.site_cap = SiteCap(s.getint("MAX_PAGES_PER_HOST"))
-        self.keys = PolitenessKeys(s.get("FRONTIER_KEY"), s.getint("PER_IP_CONCURRENCY"))  # host -> key
+        self.keys = PolitenessKeys(s.get("FRONTIER_KEY"), s.getint("PER_IP_CONCURRENCY"),
+                                   s.getfloat("PER_IP_RATE"))  # host -> key
         levels = s.getint("FRONTIER_LEVELS")
         jobdir = s.get("JOBDIR")
         self.journal = self._build_journal(jobdir)
         self.spill: SegmentStore | None = None
         self.prioritizer = build_prioritizer(s, levels)
         self.frontier: Frontier = self._build_frontier(s, levels)
+        self.domains = self._build_domains(s)
+        self._handed_hosts: dict[int, str] = {}  # id(request) -> its host, until its fetch ends
+        self._capped: set[str] = set()  # hosts whose pages are mostly copies: nothing more is fetched
+        self.copy_rest = s.getfloat("COPY_HOST_REST")
         self.ordering = OrderingSnapshots(self.prioritizer, jobdir, s.getfloat("ORDERING_SAVE_SECONDS"))
         self.opt_out = OptOutGate(OptOutSource(s.get("OPT_OUT_FILE"), *self._opt_out_redis(s)),
                                   s.getfloat("OPT_OUT_RELOAD_SECONDS"), self.stats)
@@ -71,6 +79,8 @@ class FrontierScheduler(BaseScheduler):
         self.outcomes = FetchOutcomes(crawler, self.frontier, self.hosts, self.keys, self.clock, self.waker.at)
         self.completion = CompletionEstimator(s.getfloat("ESTIMATE_WINDOW"))
         self._stats_loop = task.LoopingCall(self._update_stats)
+        self._far_wait_said = float("-inf")  # when the crawl last said it waits only on far rests
+        self._backlogged: list[Any] = []  # fetch_backlog_test answers: busy() -> bool
         self.spider: Spider | None = None
 
     def _build_journal(self, jobdir: str | None) -> FrontierJournal | None:
@@ -90,7 +100,16 @@ class FrontierScheduler(BaseScheduler):
             extra.update(hold_level=self.prioritizer.levels - 1, hold_wait=s.getfloat("TOPICAL_FOCUS_WAIT"))
         active = s.getint("FRONTIER_ACTIVE_KEYS") or 3 * s.getint("CONCURRENT_REQUESTS")
         return TwoTierFrontier(levels=levels, active_target=active, max_active=s.getint("FRONTIER_MAX_ACTIVE_KEYS"),
-                               bias=s.getfloat("FRONTIER_BIAS"), group_cap=self.keys.per_ip, **extra)
+                               bias=s.getfloat("FRONTIER_BIAS"), group_cap=self.keys.per_ip,
+                               group_rate=self.keys.per_ip_rate, domain_cap=s.getint("DOMAIN_CONCURRENCY"),
+                               domain_of=registered_domain, **extra)
+
+    def _build_domains(self, s: Any) -> DomainBudget:
+        """The budgets per registered domain, their overflows spilled with the frontier's queues."""
+        factory = spill_factory(self.spill, s.getint("FRONTIER_BACK_BUFFER"), s.getint("FRONTIER_BACK_BUFFER")) \
+            if self.spill is not None else None
+        return DomainBudget(s.getint("DOMAIN_MAX_HOSTS"), s.getint("MAX_PAGES_PER_DOMAIN"),
+                            s.getint("DOMAIN_ACTIVE_HOSTS"), **({"queue_factory": factory} if factory else {}))
 
     def _opt_out_redis(self, s: Any) -> tuple[Any, str]:
         """The Redis set of the opt-out list (distributed mode), or none."""
@@ -110,8 +129,12 @@ class FrontierScheduler(BaseScheduler):
         sig.connect(self.rest_after, signal=crawl_signals.rest_after)
         sig.connect(self.describe_hosts, signal=crawl_signals.describe_hosts)
         sig.connect(self.url_seen_test, signal=crawl_signals.url_seen_test)
+        sig.connect(self.host_admission_test, signal=crawl_signals.host_admission_test)
+        sig.connect(self._fetch_finished, signal=crawl_signals.fetch_finished)
+        sig.connect(self.copy_host, signal=crawl_signals.copy_host)
         self.df.open()
         self.opt_out.reload()
+        self._backlogged = [test for _, test in sig.send_catch_log(crawl_signals.fetch_backlog_test) if callable(test)]
         restored = self.ordering.restore()
         if restored is not None:
             self.stats.set_value("ordering/restored", restored)
@@ -132,14 +155,17 @@ class FrontierScheduler(BaseScheduler):
             self.spill.close()
 
     def has_pending_requests(self) -> bool:
-        return self.frontier.has_pending() or bool(self.keys.waiting)
+        return self.frontier.has_pending() or bool(self.keys.waiting) or bool(self.domains.overflowed)
 
     def __len__(self) -> int:
-        return len(self.frontier) + self.keys.waiting
+        return len(self.frontier) + self.keys.waiting + self.domains.overflowed
 
     def enqueue_request(self, request: Request) -> bool:
         host = urlparse_cached(request).hostname or ""
         if self.opt_out.refuses(request.url, host, "frontier/opt_out_refused"):
+            return False
+        if not request.dont_filter and not self.domains.admissible(host):  # before the URL-seen filter: costs nothing
+            self.stats.inc_value("traps/domain_max_hosts")
             return False
         dynamic = self.prioritizer.dynamic and not request.dont_filter
         # The fingerprint keys the importance state and the journal; breadth-first without a
@@ -152,11 +178,17 @@ class FrontierScheduler(BaseScheduler):
                 self.prioritizer.admit(fp, request.url, host, request.meta, new=False)
                 better = self.prioritizer.promote(fp, request.url, host, request.meta) if self._promoting else None
                 if better is not None:  # a copy at the better level; the first copy up is fetched
-                    self._admit(host, better, request_entry(request, self.spider))
+                    self._queue(host, better, request_entry(request, self.spider))
                     self.stats.inc_value("ordering/promoted_on_link")
+            return False
+        if host in self._capped:
+            self.stats.inc_value("traps/copy_host_dropped")
             return False
         if not request.dont_filter and not self.site_cap.admit(host):  # retries and requeues are not new pages
             self.stats.inc_value("traps/max_pages_per_host")
+            return False
+        if not request.dont_filter and not self.domains.admit(host):
+            self.stats.inc_value("traps/max_pages_per_domain")
             return False
         revisit = request.meta.get("revisit", False)
         if dynamic:
@@ -175,12 +207,28 @@ class FrontierScheduler(BaseScheduler):
         # Revisits are not journaled: the long-term revisit queue is their durable record.
         if self.journal is not None and not revisit:
             self.journal.append((fp, request.dont_filter, host, level, entry))
-        self._admit(host, level, entry)
+        self._queue(host, level, entry, again=request.dont_filter)
         retries = request.meta.get("retry_times", 0)
         if retries:  # never straight back: the host waits a jittered back-off first
             self.outcomes.hold(self.keys.key_of(host), self.hosts.retry_hold(retries, self.clock()))
         self.stats.inc_value("frontier/enqueued")
         return True
+
+    def _queue(self, host: str, level: int, entry: dict, again: bool = False) -> None:
+        """Queue an entry, unless its domain has its open hosts and it waits in the domain's
+        overflow; ``again`` (a retry, a request sent back) opens its host regardless."""
+        for item in self.domains.queue(host, (host, level, entry), force=again):
+            self._admit(*item)
+
+    def _left_frontier(self, host: str) -> None:
+        """An entry of ``host`` was handed out and is done, or dropped: overflow entries may come in."""
+        for item in self.domains.taken(host):
+            self._admit(*item)
+
+    def _fetch_finished(self, request: Request, result: Any) -> None:
+        host = self._handed_hosts.pop(id(request), None)
+        if host is not None:
+            self._left_frontier(host)
 
     def _admit(self, host: str, level: int, entry: dict) -> None:
         """Push an entry under its politeness key, once the host's address is known when the
@@ -206,6 +254,8 @@ class FrontierScheduler(BaseScheduler):
             self.frontier.push(key, entry, level)
 
     def next_request(self) -> Request | None:
+        if any(busy() for busy in self._backlogged):
+            return None  # fetched pages are piling up: they wait on the server (asked again as each leaves)
         now = self.clock()
         while True:
             popped = self.frontier.pop(now)
@@ -218,22 +268,29 @@ class FrontierScheduler(BaseScheduler):
             ukey = key_of(entry["method"], url, entry["body"])
             tracked = self.prioritizer.dynamic and not entry.get("dont_filter")
             fp = fingerprint(ukey) if tracked else 0
-            if self.opt_out.refuses(url, host, "frontier/opt_out_dropped"):
-                # Opted out while it waited: dropped, and the key freed at once (nothing was fetched).
+            capped = host in self._capped
+            if capped or self.opt_out.refuses(url, host, "frontier/opt_out_dropped"):
+                if capped:
+                    self.stats.inc_value("traps/copy_host_dropped")
+                # Opted out, or its host capped, while it waited: dropped, and the key freed at
+                # once (nothing was fetched).
                 self.frontier.release(key, now)
                 if tracked:
                     self.prioritizer.take(fp, host, {})
                 self._forget(ukey)
+                self._left_frontier(host)
                 continue
             if tracked and self._promoting and not self.prioritizer.dequeued(fp):
                 self.frontier.release(key, now)  # a promoted copy already went: nothing to fetch
                 self.stats.inc_value("ordering/copies_skipped")
+                self._left_frontier(host)
                 continue
             break
         request = request_from_dict(entry, spider=self.spider)
         if tracked:
             self.prioritizer.take(fp, host, request.meta)
         self.outcomes.handed(request, key)
+        self._handed_hosts[id(request)] = host
         self.stats.inc_value("frontier/dequeued")
         return request
 
@@ -261,7 +318,7 @@ class FrontierScheduler(BaseScheduler):
 
         def requeue(record: Record) -> None:
             fp, dont_filter, host, level, entry = record
-            self._admit(host, level, entry)
+            self._queue(host, level, entry, again=dont_filter)
             if not dont_filter and self._promoting:
                 self.prioritizer.queued(fp, level)
 
@@ -290,6 +347,20 @@ class FrontierScheduler(BaseScheduler):
         repeated links, or the dupefilter has no such test."""
         return None if self.prioritizer.dynamic else getattr(self.df, "seen", None)
 
+    def copy_host(self, host: str, verdict: str) -> None:
+        """A host's pages are mostly copies (answers :data:`crawlproj.signals.copy_host`): rest it
+        after one more copy, or fetch nothing more of it."""
+        if verdict == "cap":
+            self._capped.add(host)
+            logger.warning("host %s capped: its pages are mostly copies of one another", host)
+        elif self.copy_rest:
+            self.outcomes.hold(self.keys.key_of(host), Hold(self.clock() + self.copy_rest, "copies",
+                                                            "frontier/copy_host_rests"))
+
+    def host_admission_test(self) -> Any:
+        """The domain budget's test of a link's host (answers :data:`crawlproj.signals.host_admission_test`)."""
+        return self.domains.admissible if self.domains.max_hosts else None
+
     def describe_hosts(self, hosts: list[str]) -> dict[str, dict]:
         """Each host's politeness state for the dashboard (answers :data:`crawlproj.signals.describe_hosts`)."""
         return host_rows(self.frontier, self.hosts, self.keys, hosts, self.clock())
@@ -301,11 +372,30 @@ class FrontierScheduler(BaseScheduler):
             self.stats.set_value("ordering/promotions", self.prioritizer.promotions)
             self.ordering.save_if_due()
         now = self.clock()
-        figures = frontier_figures(self.frontier, now, self.spill)
+        figures = frontier_figures(self.frontier, now, self.spill, self.domains.overflowed)
         figures.update(self._rule_counts.figures(self.hosts.rules.values()))
         figures.update(self._completion_figures(now))
         for name, value in figures.items():
             self.stats.set_value(name, value)
+        self._say_far_wait(now)
+
+    #: A crawl with nothing due for this long, and nothing in flight, says what it waits for.
+    FAR_WAIT = 30.0
+
+    def _say_far_wait(self, now: float) -> None:
+        """When everything left waits on far rests (a retry back-off, a Retry-After, a parked
+        host), say so on the console once a minute: the crawl is open for a reason."""
+        due = self.frontier.next_due()
+        if due is None or self.frontier.in_flight or not self.has_pending_requests() or due - now < self.FAR_WAIT:
+            return
+        if now - self._far_wait_said < 60.0:
+            return
+        self._far_wait_said = now
+        rules = Counter(self.hosts.rules.get(str(key)) or "interval" for key in self.frontier.back)
+        why = ", ".join(f"{n} {rule}" for rule, n in rules.most_common()) or "rests"
+        logger.info("waiting: nothing due for %.0f s (until %s); %d URL(s) queued, their hosts resting (%s)",
+                    due - now, time.strftime("%H:%M:%S", time.localtime(time.time() + due - now)), len(self), why)
+        self.stats.set_value("frontier/far_wait_seconds", round(due - now, 1))
 
     def _completion_figures(self, now: float) -> dict:
         """The completion estimate (:mod:`.completion`) from every active key's queue and rest."""

@@ -102,6 +102,9 @@ class TwoTierFrontier:
         hold_level: int | None = None,
         hold_wait: float = float("inf"),
         group_cap: int = 0,
+        group_rate: float = 0.0,
+        domain_cap: int = 0,
+        domain_of: Callable[[Hashable], Hashable] | None = None,
     ) -> None:
         if levels < 1:
             raise ValueError("levels must be >= 1")
@@ -125,12 +128,22 @@ class TwoTierFrontier:
         self.in_flight: dict[Hashable, float] = {}
         self.next_allowed: dict[Hashable, float] = {}
         self.deferred: dict[Hashable, float] = {}  # key -> not before (retry back-off, parking)
-        # Groups (a server's IP): at most group_cap keys of one group in flight at once.
+        # Groups: a key's server (its IP, :meth:`set_group`) and its registered domain
+        # (``domain_of(key)``). At most group_cap keys of one IP in flight at once, and at most
+        # group_rate of them handed out a second; at most domain_cap keys of one domain in flight.
+        # A due key a group blocks waits in that group's FIFO; one of them at a time (the group's
+        # "woken" key) is back in the heap for the group's next slot, so a group of 50,000 due
+        # keys costs O(log n) a pop, not O(n). Groups are ("ip", address) and ("domain", name).
         self.group_of: dict[Hashable, Hashable] = {}
         self.group_cap = group_cap  # 0: no group limit
+        self.group_gap = 1.0 / group_rate if group_rate > 0 else 0.0  # 0: no rate limit
+        self.domain_cap = domain_cap if domain_of is not None else 0  # 0: no domain limit
+        self.domain_of = domain_of
         self.group_in_flight: dict[Hashable, int] = {}
-        self.group_waiting: dict[Hashable, list[tuple[float, Hashable]]] = {}
-        self._flight_group: dict[Hashable, Hashable] = {}  # key in flight -> the group it counted in
+        self.group_waiting: dict[Hashable, deque[tuple[float, Hashable]]] = {}
+        self.group_next: dict[Hashable, float] = {}  # group -> when it may have its next key (group_rate)
+        self._group_woken: dict[Hashable, Hashable] = {}  # group -> its waiting key now in the heap
+        self._flight_group: dict[Hashable, tuple] = {}  # key in flight -> the groups it counted in
         self._seq = 0
         self._front_len = 0
         self._back_len = 0
@@ -201,13 +214,9 @@ class TwoTierFrontier:
                 if later is not None and later > max(at, now):
                     self._schedule(key, later)  # deferred while it waited: not due after all
                     continue
-                group = self.group_of.get(key)
-                if group is not None and self.group_cap and self.group_in_flight.get(group, 0) >= self.group_cap:
-                    self.group_waiting.setdefault(group, []).append((at, key))  # back when the group frees up
-                    continue
-                if group is not None:
-                    self.group_in_flight[group] = self.group_in_flight.get(group, 0) + 1
-                    self._flight_group[key] = group
+                groups = self._groups(key)
+                if groups and not self._take_groups(key, groups, at, now):
+                    continue  # waits in a group's FIFO, back in its turn
                 queue = self.back[key]
                 self._back_levels[queue.head_level()] -= 1
                 entry = queue.popleft()
@@ -221,11 +230,9 @@ class TwoTierFrontier:
         if self.in_flight.pop(key, None) is None:
             raise KeyError(f"{key!r} is not in flight")
         next_allowed = max(next_allowed, self.deferred.pop(key, next_allowed))
-        group = self._flight_group.pop(key, None)
-        if group is not None:
+        for group in self._flight_group.pop(key, ()):
             self.group_in_flight[group] -= 1
-            for at, waiting in self.group_waiting.pop(group, []):
-                self._schedule(waiting, at)
+            self._wake_group(group)
         self.next_allowed[key] = next_allowed
         queue = self.back.get(key)
         if queue is not None and len(queue):
@@ -243,7 +250,7 @@ class TwoTierFrontier:
             self.next_allowed[key] = max(until, self.next_allowed.get(key, until))
 
     def set_group(self, key: Hashable, group: Hashable) -> None:
-        """Put ``key`` in ``group`` (its server's IP) for the ``group_cap`` limit."""
+        """Put ``key`` in ``group`` (its server's IP) for the ``group_cap`` and ``group_rate`` limits."""
         self.group_of[key] = group
 
     def next_due(self) -> float | None:
@@ -260,6 +267,58 @@ class TwoTierFrontier:
         return bool(self._front_len or self._back_len)
 
     # -- internals -------------------------------------------------------
+    def _groups(self, key: Hashable) -> tuple:
+        """The groups whose limits ``key`` counts in."""
+        address = self.group_of.get(key)
+        groups: tuple = (("ip", address),) if address is not None else ()
+        if self.domain_cap:
+            groups += (("domain", self.domain_of(key)),)  # type: ignore[misc]
+        return groups
+
+    def _cap(self, group: tuple) -> int:
+        return self.group_cap if group[0] == "ip" else self.domain_cap
+
+    def _take_groups(self, key: Hashable, groups: tuple, at: float, now: float) -> bool:
+        """Count ``key`` in flight in each of its groups; or, when one of them blocks it, file it
+        in that group's FIFO (False)."""
+        for group in groups:
+            if self._group_woken.get(group) == key:
+                del self._group_woken[group]
+        blocking = next((group for group in groups if self._group_blocked(group, now)), None)
+        if blocking is not None:
+            self.group_waiting.setdefault(blocking, deque()).append((at, key))
+        else:
+            for group in groups:
+                self.group_in_flight[group] = self.group_in_flight.get(group, 0) + 1
+                if self.group_gap and group[0] == "ip":
+                    self.group_next[group] = now + self.group_gap
+            self._flight_group[key] = groups
+        for group in groups:
+            self._wake_group(group)
+        return blocking is None
+
+    def _group_blocked(self, group: tuple, now: float) -> bool:
+        """Whether ``group`` has its cap in flight, or had a key handed out less than a rate gap ago."""
+        cap = self._cap(group)
+        if cap and self.group_in_flight.get(group, 0) >= cap:
+            return True
+        return self.group_gap > 0 and self.group_next.get(group, 0.0) > now
+
+    def _wake_group(self, group: Hashable) -> None:
+        """Put the first key waiting on ``group`` back in the heap for the group's next slot,
+        unless one is there already or the group's cap is in flight (a release wakes one then)."""
+        waiting = self.group_waiting.get(group)
+        if not waiting or group in self._group_woken:
+            return
+        cap = self._cap(group)
+        if cap and self.group_in_flight.get(group, 0) >= cap:
+            return
+        at, key = waiting.popleft()
+        if not waiting:
+            del self.group_waiting[group]
+        self._group_woken[group] = key
+        self._schedule(key, max(at, self.group_next.get(group, 0.0)))
+
     def _schedule(self, key: Hashable, at: float) -> None:
         self._seq += 1
         heapq.heappush(self.heap, (at, self._seq, key))

@@ -15,7 +15,10 @@ from sites whose changes were ignored, and settled on 6 h); a 5xx or
 unreachable answer expires after ``ROBOTSTXT_ERROR_TTL``, so the host is asked
 again later. The next request to the host after expiry fetches it again first,
 inside the host's politeness like any visit. At most 5 redirects are followed
-(RFC 9309); beyond that the file counts as unavailable (allow all).
+(RFC 9309); beyond that the file counts as unavailable (allow all). Each redirect hop is a
+visit of its own: the request is sent back to the frontier, and the next hop is fetched when
+the host's turn comes again, so a chain of hops keeps the host's interval (they were once
+followed on the spot, 1.3 ms apart).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 import itertools
 import logging
 import time
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from scrapy import signals as scrapy_signals
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -93,6 +96,7 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         self.follow_sitemaps = crawler.settings.getbool("ROBOTSTXT_SITEMAPS")
         self._sitemaps_read: dict[str, float] = {}  # netloc -> when its sitemaps were last queued
         self._sitemap_timer: task.LoopingCall | None = None
+        self._next_hop: dict[str, tuple[str, int]] = {}  # netloc -> (robots.txt URL to fetch next, hops so far)
         if self.follow_sitemaps:
             crawler.signals.connect(self._start_sitemap_timer, signal=scrapy_signals.engine_started)
             crawler.signals.connect(self._stop_sitemap_timer, signal=scrapy_signals.engine_stopped)
@@ -108,7 +112,10 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
             del self._parsers[netloc]  # expired: this visit fetches it again
             self._stats.inc_value("robotstxt/refreshed")
         fresh = netloc not in self._parsers
-        self.process_request_2(await self.robot_parser(request), request)
+        parser = await self.robot_parser(request)
+        if netloc in self._next_hop:  # redirected: the next hop waits for the host's next turn
+            return request.replace(dont_filter=True)
+        self.process_request_2(parser, request)
         if fresh:
             # The robots.txt fetch was this host's visit: send the request back to the
             # frontier, which rests the host first (without holding a download slot).
@@ -124,27 +131,38 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         if netloc not in self._parsers:
             self._forget_oldest()
             self._parsers[netloc] = Deferred()
+            target, hops = self._next_hop.pop(netloc, (f"{url.scheme}://{netloc}/robots.txt", 0))
             robotsreq = Request(
-                f"{url.scheme}://{netloc}/robots.txt",
+                target,
                 priority=self.DOWNLOAD_PRIORITY,
-                meta={"dont_obey_robotstxt": True, "dont_retry": True, "redirect_ttl": self.MAX_REDIRECTS},
+                meta={"dont_obey_robotstxt": True, "dont_retry": True, "dont_redirect": True},
                 callback=NO_CALLBACK,
             )
             try:
                 resp = await self.crawler.engine.download_async(robotsreq)
-                await self._parse_robots(resp, netloc, request)
-            except IgnoreRequest as exc:
-                if "redirect" in str(exc):  # more than 5 redirects: RFC 9309 "unavailable", like a 4xx
-                    logger.info("robots.txt of %s: %s; treated as unavailable (allow all)", netloc, exc)
+                location = resp.headers.get(b"Location") if 300 <= resp.status < 400 else None
+                if location is not None and hops < self.MAX_REDIRECTS:
+                    # The next hop is the host's next visit (the frontier rests it first).
+                    self._next_hop[netloc] = (urljoin(target, location.decode("latin-1")), hops + 1)
+                    self._stats.inc_value("robotstxt/redirects")
+                    self.crawler.signals.send_catch_log(  # the host rests after it as after robots.txt
+                        signals.side_fetched, host=url.hostname, duration=resp.meta.get("download_latency"))
+                    waiting = self._parsers.pop(netloc)
+                    waiting.callback(None)  # nobody else waits: one request of a host is in flight
+                elif location is not None:  # more than 5 redirects: RFC 9309 "unavailable", like a 4xx
+                    logger.info("robots.txt of %s: more than %d redirects; treated as unavailable (allow all)",
+                                netloc, self.MAX_REDIRECTS)
                     await self._parse_robots(Response(robotsreq.url, status=404, request=robotsreq), netloc, request)
-                else:  # refused by a middleware (address safety): as good as unreachable
-                    logger.info("robots.txt of %s refused (%s): host disallowed", netloc, exc)
-                    self._robots_error(exc, netloc)
+                else:
+                    await self._parse_robots(resp, netloc, request)
+            except IgnoreRequest as exc:  # refused by a middleware (address safety): as good as unreachable
+                logger.info("robots.txt of %s refused (%s): host disallowed", netloc, exc)
+                self._robots_error(exc, netloc)
             except Exception as exc:  # noqa: BLE001 - any failure means "unreachable"
                 logger.info("robots.txt of %s unreachable (%s): host disallowed", netloc, exc)
                 self._robots_error(exc, netloc)
             self._stats.inc_value("robotstxt/request_count")
-        parser = self._parsers[netloc]
+        parser = self._parsers.get(netloc)
         if isinstance(parser, Deferred):
             return await maybe_deferred_to_future(parser)
         return parser

@@ -28,10 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..content.page import ParsedPage
-
-#: The most pieces of visible text an application shell shows.
-SHELL_TEXTS = 3
+from ..content.page import SHELL_TEXTS, ParsedPage
 
 
 @dataclass(frozen=True)

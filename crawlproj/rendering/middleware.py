@@ -21,6 +21,7 @@ from ..content.extract import is_html, page_budget, parsed_page
 from ..content.main_text import extract_main_text
 from ..content.offload import PageWorkers
 from ..content.page import ParsedPage
+from ..engine_state import engine_closing
 from .detect import Verdict, needs_rendering
 from .hosts import Comparison, HostRenderEvidence
 
@@ -278,8 +279,7 @@ class RenderDecisionMiddleware:
     def _crawl(self, request: Request) -> bool:
         """Hand the engine a sample's request, unless the spider is closing (at its timeout: evidence
         that comes after the crawl's end is of no use, and a closed engine raises)."""
-        slot = getattr(self.crawler.engine, "_slot", None)  # Scrapy has no public "closing" test
-        if slot is None or slot.closing is not None:
+        if engine_closing(self.crawler):
             return False
         self.crawler.engine.crawl(request)
         return True

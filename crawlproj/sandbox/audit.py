@@ -32,6 +32,7 @@ class Record:
     status: int = 200
     connection: int = 0
     bytes: int = 0
+    address: str = ""  # the local address it arrived at (hostile structures' pins differ)
 
 
 def max_overlap(spans: Iterable[tuple[float, float]]) -> int:
@@ -48,6 +49,27 @@ def max_overlap(spans: Iterable[tuple[float, float]]) -> int:
     return best
 
 
+def address_report(records: Iterable[Record], window: float = 1.0) -> dict[str, dict]:
+    """Per local address (a server's IP, all its host names together): requests, the most that
+    arrived within any ``window`` seconds, and the shortest gap between two arrivals."""
+    by_address: dict[str, list[float]] = defaultdict(list)
+    for r in records:
+        if r.address:
+            by_address[r.address].append(r.arrival)
+    out = {}
+    for address, arrivals in sorted(by_address.items()):
+        arrivals.sort()
+        most, first = 0, 0
+        for last, at in enumerate(arrivals):
+            while at - arrivals[first] >= window:
+                first += 1
+            most = max(most, last - first + 1)
+        gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
+        out[address] = {"requests": len(arrivals), "max_per_window": most, "window": window,
+                        "min_start_gap": round(min(gaps), 6) if gaps else None}
+    return out
+
+
 def politeness_report(
     records: Iterable[Record],
     interval: float | Mapping[str, float] | None = None,
@@ -57,6 +79,7 @@ def politeness_report(
     """Per-host gaps and concurrency, and violations against ``interval``."""
     if basis not in ("idle", "start"):
         raise ValueError(f"basis must be 'idle' or 'start', not {basis!r}")
+    records = list(records)
     by_host: dict[str, list[Record]] = defaultdict(list)
     for r in records:
         by_host[r.host].append(r)
@@ -96,5 +119,6 @@ def politeness_report(
         "concurrency_violations": concurrency_violations,
         "violations": gap_violations + concurrency_violations,
         "not_modified": sum(h["not_modified"] for h in hosts.values()),
+        "per_address": address_report(records),
         "per_host": hosts,
     }

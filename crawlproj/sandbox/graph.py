@@ -101,6 +101,10 @@ class HostSpec:
     # "now" (Last-Modified is the time of the request, as some servers send; no 304s) | "none"
     validators: str = "etag"
     hostile: bool = False  # serves crawlproj.sandbox.hostile's pages instead of a site
+    # a hostile structure instead of a site (crawlproj.sandbox.structures): "farm" | "shared_ip" |
+    # "calendar" | "headers"; structure_links: the farm's new hosts a page, the shared server's names
+    structure: str = ""
+    structure_links: int = 50_000
     robots_header: bool = False  # robots directives in X-Robots-Tag headers, not <meta name=robots>
     # "index": the "allow" robots.txt lists /sitemap-index.xml, which lists a gzipped sitemap (even
     # pages) and a plain one (odd pages), each URL with <lastmod>, <changefreq> and <priority>.
@@ -228,10 +232,14 @@ class SandboxWeb:
         return f"http://{self.host_name(i)}" + ("" if self.port == 80 else f":{self.port}")
 
     def host_index(self, name: str) -> int | None:
-        m = re.fullmatch(rf"h(\d+)\.{re.escape(DOMAIN)}\.?", name.split(":")[0].lower())
-        if not m or int(m.group(1)) >= self.config.hosts:
-            return None
-        return int(m.group(1))
+        # h<i>.sandbox.test, and the names of a hostile structure's host i (structures.py):
+        # <label>.h<i>-farm.test and n<k>-h<i>-ip.test
+        m = re.fullmatch(rf"(?:h(\d+)\.{re.escape(DOMAIN)}|[a-z0-9]+\.h(\d+)-farm\.test|n\d+-h(\d+)-ip\.test)\.?",
+                         name.split(":")[0].lower())
+        if m:
+            index = int(next(g for g in m.groups() if g is not None))
+            return index if index < self.config.hosts else None
+        return None
 
     def size(self, i: int) -> int:
         return self._sizes[i]

@@ -31,7 +31,7 @@ from aiohttp import web
 from aiohttp.helpers import must_be_empty_body
 
 from ..politeness.ai_signal_rules import TDMREP_PATH
-from . import hostile
+from . import hostile, structures
 from .audit import Record, politeness_report
 from .changes import PageChanges
 from .graph import HostSpec, SandboxConfig, SandboxWeb
@@ -70,6 +70,10 @@ class SandboxServer:
         dropped = False
         if host is not None and self.web.specs[host].hostile and request.path != "/robots.txt":
             return await self.hostile(request, name, conn, arrival)
+        if host is None and name == structures.SHARED_ADDRESS:  # the shared server's IP literal
+            host = next((i for i in self.web.hosts if self.web.specs[i].structure == "shared_ip"), None)
+        if host is not None and self.web.specs[host].structure and request.path != "/robots.txt":
+            return await self.structure(request, host, name, conn, arrival)
         if host is not None:
             spec = self.web.specs[host]
             if spec.trap and request.path != "/robots.txt":
@@ -125,7 +129,7 @@ class SandboxServer:
             # Half the promised body, then the connection goes: a receive error at the client.
             await response.write(body[: len(body) // 2])
             finish = time.perf_counter()
-            self.records.append(Record(name, request.path_qs, arrival, finish, -1, conn, len(body) // 2))
+            self._record(request, name, request.path_qs, arrival, finish, -1, conn, len(body) // 2)
             if request.transport is not None:
                 request.transport.abort()
             return response
@@ -142,7 +146,7 @@ class SandboxServer:
         # A stamp after an await would add event-loop lag on a busy machine and make
         # polite clients look impolite.
         await response.write_eof()
-        self.records.append(Record(name, request.path_qs, arrival, finish, status, conn, len(body)))
+        self._record(request, name, request.path_qs, arrival, finish, status, conn, len(body))
         return response
 
     def _body(self, host: int, k: int, version: int = 0) -> tuple[bytes, dict[str, str]]:
@@ -189,6 +193,63 @@ class SandboxServer:
                  f'<footer class="served">Served at {time.time():.6f}</footer>').encode()
         return 200, body.replace(b"</body>", noise + b"</body>"), {**headers, **validators}
 
+    def _record(self, request: web.BaseRequest, *fields: object) -> None:
+        """Record a request with the local address it arrived at (the per-IP audit's key)."""
+        sockname = request.transport.get_extra_info("sockname") if request.transport is not None else None
+        self.records.append(Record(*fields, address=sockname[0] if sockname else ""))  # type: ignore[arg-type]
+
+    async def structure(self, request: web.BaseRequest, host: int, name: str, conn: int,
+                        arrival: float) -> web.StreamResponse:
+        """A page of the hostile-structures family (:mod:`crawlproj.sandbox.structures`)."""
+        spec, path, port = self.web.specs[host], request.path, self.web.port
+        status, body = 200, b""
+        if spec.structure == "farm":
+            body = structures.farm_page(host, port, spec.structure_links)
+        elif spec.structure == "shared_ip":
+            if self.web.host_name(host) == name:
+                body = structures.shared_root(host, port, spec.structure_links) if path == "/" else b""
+            elif path in ("/", "/about.html"):
+                body = structures.shared_page(name, path)
+        elif spec.structure == "calendar":
+            if path == "/":
+                body = structures.calendar_page(0)
+            elif path.startswith("/cal/") and path.rstrip("/").rsplit("/", 1)[1].isdigit():
+                body = structures.calendar_page(int(path.rstrip("/").rsplit("/", 1)[1]))
+        elif spec.structure == "headers":
+            if path == "/":
+                body = b'<html><head><title>headers</title></head><body><a href="/endless">e</a> <a href="/many">m</a></body></html>'
+            elif path in ("/endless", "/many"):
+                return await self._header_flood(request, name, conn, arrival, endless=path == "/endless")
+        if not body:
+            status, body = 404, b"not found\n"
+        response = web.Response(status=status, body=body, content_type="text/html" if status == 200 else "text/plain")
+        await response.prepare(request)
+        finish = time.perf_counter()
+        await response.write_eof()
+        self._record(request, name, request.path_qs, arrival, finish, status, conn, len(body))
+        return response
+
+    async def _header_flood(self, request: web.BaseRequest, name: str, conn: int, arrival: float,
+                            endless: bool) -> web.StreamResponse:
+        """Header lines straight onto the socket: without end (until the client hangs up), or 600
+        and then a body."""
+        transport, sent = request.transport, 0
+        if transport is not None:
+            transport.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n")
+            n = 0
+            while not transport.is_closing() and (endless and n < 4_000_000 or not endless and n < 600):
+                lines = structures.header_lines(n, 100 if endless else 600)
+                transport.write(lines)
+                sent, n = sent + len(lines), n + (100 if endless else 600)
+                await asyncio.sleep(0)
+                while transport.get_write_buffer_size() > 1 << 20 and not transport.is_closing():
+                    await asyncio.sleep(0.01)  # the client reads no faster: wait, as a socket would
+            if not endless:
+                transport.write(b"Content-Length: 5\r\nConnection: close\r\n\r\nhello")
+            transport.close()
+        self._record(request, name, request.path_qs, arrival, time.perf_counter(), 200, conn, sent)
+        raise asyncio.CancelledError  # the connection is gone: aiohttp has nothing to send
+
     async def hostile(self, request: web.BaseRequest, name: str, conn: int, arrival: float) -> web.StreamResponse:
         """A page of the hostile family (:mod:`crawlproj.sandbox.hostile`), recorded like any other."""
         path, html = request.path, "text/html; charset=utf-8"
@@ -209,7 +270,7 @@ class SandboxServer:
                     await asyncio.sleep(pause)
             except (ConnectionError, RuntimeError):
                 pass
-            self.records.append(Record(name, request.path_qs, arrival, time.perf_counter(), 200, conn, sent))
+            self._record(request, name, request.path_qs, arrival, time.perf_counter(), 200, conn, sent)
             return response
         else:
             pages = {"/deep.html": hostile.deep, "/words.html": hostile.words, "/nul.html": hostile.nul,
@@ -229,7 +290,7 @@ class SandboxServer:
         if body:
             await response.write(body)
         await response.write_eof()
-        self.records.append(Record(name, request.path_qs, arrival, finish, status, conn, len(body)))
+        self._record(request, name, request.path_qs, arrival, finish, status, conn, len(body))
         return response
 
     def control(self, request: web.BaseRequest) -> web.Response:
@@ -313,6 +374,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--port", type=int, default=8765, help="port to listen on (0: a free one)")
     parser.add_argument("--bind", default="127.0.0.1", help="loopback address to listen on")
+    parser.add_argument("--also-bind", default="",
+                        help="more loopback addresses to listen on, on the same port, comma-separated "
+                             "(where the hostile structures' names are pinned)")
     parser.add_argument("--seeds-file", help="also write one seed URL per host to this file")
 
 
@@ -343,15 +407,22 @@ def config_from_args(args: argparse.Namespace) -> SandboxConfig:
     return dataclasses.replace(base, overrides=tuple(overrides))
 
 
-async def serve(config: SandboxConfig, port: int, bind: str = "127.0.0.1", seeds_file: str | None = None) -> None:
+def _listen(address: str, port: int) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((bind, port))
+    sock.bind((address, port))
+    return sock
+
+
+async def serve(config: SandboxConfig, port: int, bind: str = "127.0.0.1", seeds_file: str | None = None,
+                also_bind: tuple[str, ...] = ()) -> None:
+    sock = _listen(bind, port)
     port = sock.getsockname()[1]
     server = SandboxServer(config, port)
     runner = web.ServerRunner(web.Server(server.handle, access_log=None), handle_signals=False)
     await runner.setup()
-    await web.SockSite(runner, sock, backlog=1024).start()
+    for listening in (sock, *(_listen(address, port) for address in also_bind)):
+        await web.SockSite(runner, listening, backlog=1024).start()
     if seeds_file:
         with open(seeds_file, "w", encoding="utf-8") as fh:
             fh.write("# sandbox seeds: one root page per host\n" + "\n".join(server.web.seeds()) + "\n")
@@ -369,7 +440,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="sandbox", description=__doc__.splitlines()[0])
     add_arguments(parser)
     args = parser.parse_args(argv)
-    asyncio.run(serve(config_from_args(args), args.port, args.bind, args.seeds_file))
+    asyncio.run(serve(config_from_args(args), args.port, args.bind, args.seeds_file,
+                      tuple(filter(None, args.also_bind.split(",")))))
 
 
 if __name__ == "__main__":

@@ -19,11 +19,12 @@ from ..content.language import declared_language
 from ..content.offload import PageWorkers, StageTimeout
 from ..content.robots_directives import header_directives
 from ..content.sitemaps import read_sitemap
+from ..engine_state import engine_closing
 from ..items import FetchError, PageItem, SitemapUrls, Skipped
 from ..politeness.ai_signals import RESERVED as AI_USE_RESERVED
 from ..politeness.redirects import LOOP as REDIRECT_LOOP
 from ..scope import Scope
-from ..stalls import TurnTaker
+from ..stalls import TurnTaker, WorkGate
 from ..urls import InvalidURL, LinkCanonicalizer, canonicalize, host_of
 
 _UNASKED = object()
@@ -121,6 +122,37 @@ class SeenTexts:
         return False
 
 
+class CopyShare:
+    """Per host, its pages and the copies among them (pure logic). Once a host has ``min_pages``
+    pages and copies are ``slow_share`` of them or more, its new pages are mostly copies: it is
+    slowed (each further copy rests it); at ``cap_share`` or more it is capped (nothing more of
+    it is fetched). A share of 0 turns that step off."""
+
+    def __init__(self, min_pages: int, slow_share: float, cap_share: float) -> None:
+        self.min_pages, self.slow_share, self.cap_share = min_pages, slow_share, cap_share
+        self._counts: dict[str, list[int]] = {}  # host -> [pages, copies]
+        self.capped: set[str] = set()
+
+    def record(self, host: str, copy: bool) -> str | None:
+        """Count a page of ``host``: "cap" when it is capped now, "slow" for a copy of a slowed
+        host, else None."""
+        if host in self.capped or not (self.slow_share or self.cap_share):
+            return None
+        counts = self._counts.setdefault(host, [0, 0])
+        counts[0] += 1
+        counts[1] += copy
+        pages, copies = counts
+        if pages < self.min_pages:
+            return None
+        if self.cap_share and copies >= self.cap_share * pages:
+            self.capped.add(host)
+            del self._counts[host]
+            return "cap"
+        if copy and self.slow_share and copies >= self.slow_share * pages:
+            return "slow"
+        return None
+
+
 def _header_pairs(headers: Any) -> list[tuple[str, str]]:
     return [(k.decode("latin-1"), v.decode("latin-1")) for k, values in headers.items() for v in values]
 
@@ -146,10 +178,15 @@ class CrawlSpiderBase(scrapy.Spider):
         self.page_budget = page_budget(s)
         self.link_canonical = LinkCanonicalizer(self.session_params, self.max_url_length)
         self._url_seen: Any = _UNASKED
+        self._host_admissible: Any = _UNASKED
         self.retry_times = s.getint("RETRY_TIMES") if s.getbool("RETRY_ENABLED") else 0
         self.retry_http_codes = {int(c) for c in s.getlist("RETRY_HTTP_CODES")}
         self.deadletter_kinds = set(s.getlist("DEADLETTERS_KINDS"))
         self.texts_seen = SeenTexts(s.getint("DUPLICATE_TEXTS_KEPT"))
+        self.copy_share = CopyShare(s.getint("COPY_HOST_MIN_PAGES"), s.getfloat("COPY_HOST_SLOW_SHARE"),
+                                    s.getfloat("COPY_HOST_CAP_SHARE"))
+        self.link_gate = WorkGate(s.getint("LINK_STAGE_PAGES"), s.getint("PAGE_STAGE_BACKLOG"))
+        self.crawler.signals.connect(self.backlog_test, signal=crawl_signals.fetch_backlog_test)
 
     def exhausted(self, request: scrapy.Request, url: str, kind: str, error: str) -> None:
         """Announce a request whose retries ran out on a transient failure (the dead-letter queue keeps it)."""
@@ -165,9 +202,22 @@ class CrawlSpiderBase(scrapy.Spider):
     def url_seen(self) -> Any:
         """The frontier's test for URLs it already holds, or None (asked once)."""
         if self._url_seen is _UNASKED:
-            answers = self.crawler.signals.send_catch_log(crawl_signals.url_seen_test)
-            self._url_seen = next((test for _, test in answers if callable(test)), None)
+            self._url_seen = self._frontier_test(crawl_signals.url_seen_test)
         return self._url_seen
+
+    def backlog_test(self) -> Any:
+        """The link gate's ``busy`` (answers :data:`crawlproj.signals.fetch_backlog_test`)."""
+        return self.link_gate.busy if self.link_gate.backlog else None
+
+    def host_admissible(self) -> Any:
+        """The frontier's test for hosts it admits new URLs of, or None (asked once)."""
+        if self._host_admissible is _UNASKED:
+            self._host_admissible = self._frontier_test(crawl_signals.host_admission_test)
+        return self._host_admissible
+
+    def _frontier_test(self, signal: object) -> Any:
+        answers = self.crawler.signals.send_catch_log(signal)
+        return next((test for _, test in answers if callable(test)), None)
 
     def canonical(self, url: str, base: str | None = None) -> str | None:
         """Canonical URL, or None after counting why it was refused."""
@@ -186,6 +236,23 @@ class CrawlSpiderBase(scrapy.Spider):
 
     # -- responses -------------------------------------------------------
     async def parse(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:
+        # The page's work (its links above all) runs behind the link gate: a few pages at a time
+        # take the reactor's turns, and a crawl closing leaves the rest for its resume.
+        async with self.link_gate.turn():
+            read = None if engine_closing(self.crawler) else await self._read_page(response)
+        if read is None:
+            # Neither links nor page: with JOBDIR the journal still has it pending, and a resume
+            # fetches it again. Stored without its links, its links would be lost to the resume.
+            self.count("pages_left_at_close")
+            return
+        follow, item = read
+        for url in follow:  # links go to the frontier before the page goes to the store (its journal)
+            yield self.request(url)
+        yield item
+
+    async def _read_page(self, response: Response) -> tuple[list[str], Any] | None:
+        """The URLs to follow from ``response`` and its item (a :class:`PageItem`, or
+        :class:`Skipped` for noindex); None when the crawl began closing meanwhile."""
         request_url = (response.meta.get("redirect_urls") or [response.request.url])[0]
         url = self.canonical(request_url) or request_url
         depth = response.meta.get("depth", 0)
@@ -211,68 +278,77 @@ class CrawlSpiderBase(scrapy.Spider):
                 language = page.declared_language
                 text_digest = page.text_digest
                 for found in iter_links(page, response.url, self.link_canonical):
-                    await turns.maybe()
+                    if await turns.maybe() and engine_closing(self.crawler):
+                        return None
                     if isinstance(found, InvalidURL):
                         self.count(f"url_rejected/{found.reason}")
                     else:
                         links.append(found)
+                if page.links_cut:  # a link farm's page: the links past MAX_LINKS_PER_PAGE are left
+                    self.count("over_budget/links")
             except ValueError as exc:  # a body that cannot be decoded or parsed
                 self.count("parse_errors")
                 self.logger.warning("could not parse %s: %s", response.url, exc)
         page_links = [(link.url, link.anchor, link.nofollow or "nofollow" in directives) for link in links]
-        # Links go to the frontier before the page goes to the store: the frontier's journal
-        # must hold every link of a page before the store's commit marks the page completed.
         if "nofollow" in directives:
             self.count("meta_nofollow")
             links = []
-        if links and text_digest is not None and self.texts_seen.copy(host_of(url), text_digest):
+        host = host_of(url)
+        copy = text_digest is not None and self.texts_seen.copy(host, text_digest)
+        if links and copy:
             self.count("duplicate_page_links_skipped")
             links = []
-        seen = self.url_seen()
-        followed: set[str] = set()
+        if text_digest is not None and (verdict := self.copy_share.record(host, copy)) is not None:
+            self.count(f"copy_host/{verdict}")
+            self.crawler.signals.send_catch_log(crawl_signals.copy_host, host=host, verdict=verdict)
+        seen, admissible = self.url_seen(), self.host_admissible()
+        followed: dict[str, None] = {}  # in page order
         for link in links:
-            await turns.maybe()
+            if await turns.maybe() and engine_closing(self.crawler):
+                return None
             if link.nofollow and not self.follow_nofollow:
                 self.count("nofollow_skipped")
                 continue
-            if seen is not None:
-                if link.url in followed or seen(link.url):
-                    self.count("links_seen")
-                    continue
-                followed.add(link.url)
+            if link.url in followed:
+                continue
+            if seen is not None and seen(link.url):
+                self.count("links_seen")
+                continue
+            if admissible is not None and not admissible(host_of(link.url)):
+                self.count("links_over_domain_hosts")
+                continue
             reason = self.scope.refuses(link.url)
             if reason:
                 self.count(f"out_of_scope/{reason}")
                 continue
-            yield self.request(link.url)
+            followed[link.url] = None
         if "noindex" in directives:
             self.count("noindex")
-            yield Skipped(url, "noindex")
-        else:
-            yield PageItem(
-                url=url,
-                final_url=response.url,
-                host=host_of(url),
-                status=response.status,
-                content_type=(response.headers.get(b"Content-Type") or b"").decode("latin-1") or None,
-                charset=response.encoding if isinstance(response, TextResponse) else None,
-                fetched_at=time.time(),
-                fetch_duration=response.meta.get("download_latency"),
-                bytes=len(response.body),
-                content_hash=hashlib.sha256(response.body).hexdigest(),
-                title=title,
-                language=language or declared_language(
-                    None, None, (response.headers.get(b"Content-Language") or b"").decode("latin-1")) or "",
-                depth=depth,
-                ip=str(response.ip_address) if response.ip_address else None,
-                links=page_links,
-                body=response.body,
-                response_headers=_header_pairs(response.headers),
-                request_headers=_header_pairs(response.request.headers),
-                rendered="playwright" in response.flags,
-                not_modified=response.status == 304,
-                ai_signals=response.meta.get("ai_signals") or {},
-            )
+            return list(followed), Skipped(url, "noindex")
+        return list(followed), PageItem(
+            url=url,
+            final_url=response.url,
+            host=host,
+            status=response.status,
+            content_type=(response.headers.get(b"Content-Type") or b"").decode("latin-1") or None,
+            charset=response.encoding if isinstance(response, TextResponse) else None,
+            fetched_at=time.time(),
+            fetch_duration=response.meta.get("download_latency"),
+            bytes=len(response.body),
+            content_hash=hashlib.sha256(response.body).hexdigest(),
+            title=title,
+            language=language or declared_language(
+                None, None, (response.headers.get(b"Content-Language") or b"").decode("latin-1")) or "",
+            depth=depth,
+            ip=str(response.ip_address) if response.ip_address else None,
+            links=page_links,
+            body=response.body,
+            response_headers=_header_pairs(response.headers),
+            request_headers=_header_pairs(response.request.headers),
+            rendered="playwright" in response.flags,
+            not_modified=response.status == 304,
+            ai_signals=response.meta.get("ai_signals") or {},
+        )
 
     def sitemap_request(self, url: str, level: int = 0) -> scrapy.Request:
         """A request for a sitemap (``level`` 1: listed by a sitemap index). Always fetched, even
