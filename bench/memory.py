@@ -247,7 +247,7 @@ def main() -> None:
                        ROOT, None),
             "incremental": (crawlproj_cmd(tmp / "incremental", seeds, {
                 # The incremental profile over the sandbox's two exceptions for loopback hosts.
-                **NO_INTERVAL, "PROFILE": "incremental", "ADDRESS_ALLOWLIST": "127.0.0.0/8", "PER_IP_CONCURRENCY": 0,
+                **NO_INTERVAL, "PROFILE": "incremental", "ADDRESS_ALLOWLIST": "127.0.0.0/8", "PER_IP_CONCURRENCY": 0, "PER_IP_RATE": 0, "DOMAIN_CONCURRENCY": 0,
                 "USER_AGENT": "crawlproj/0.1 (+http://docs.test/bench)", "REVISIT_TIME_SCALE": 3600,
                 "JOBDIR": str(tmp / "incremental" / "job"), "CLOSESPIDER_TIMEOUT": seconds_incremental}), ROOT, None),
         }

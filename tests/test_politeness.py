@@ -189,7 +189,8 @@ def test_address_safety_refuses_internal_addresses_before_connecting(sandbox_fac
     assert result.stats["address_safety/refused/private"] >= 1
     # An allow-list opens a range again.
     _, allowed = crawl(sandbox, tmp_path / "allowed", PROFILE="local", ADDRESS_ALLOWLIST="127.0.0.0/8",
-                       USER_AGENT="crawlproj-tests (+https://crawlproj.test/)", PER_IP_CONCURRENCY=0)
+                       USER_AGENT="crawlproj-tests (+https://crawlproj.test/)", PER_IP_CONCURRENCY=0,
+                       PER_IP_RATE=0, DOMAIN_CONCURRENCY=0)
     assert len([r for r in sandbox.records() if r.path != "/robots.txt"]) == len(sandbox.web.expected_crawl())
 
 

@@ -40,7 +40,7 @@ def test_deploy_with_scrapyd_and_run_two_distributed_jobs(redis_server, sandbox_
         shards = tmp_path / "shards"
         settings = {
             "PROFILE": "distributed", "REDIS_URL": redis_server.url, "REDIS_PREFIX": "scrapyd",
-            "HOST_RESOLVE": sandbox.host_resolve, "ADDRESS_ALLOWLIST": "127.0.0.0/8", "PER_IP_CONCURRENCY": 0,
+            "HOST_RESOLVE": sandbox.host_resolve, "ADDRESS_ALLOWLIST": "127.0.0.0/8", "PER_IP_CONCURRENCY": 0, "PER_IP_RATE": 0, "DOMAIN_CONCURRENCY": 0,
             "USER_AGENT": "crawlproj-test/0.1 (+https://crawlproj.invalid/test)", "RENDER_MODE": "never",
             "STORE_URI": f"sqlite:///{shards}/{{worker}}/crawl.db", "MIN_INTERVAL": 0.2, "FRONTIER_PARTITIONS": 8,
             "WORKER_HEARTBEAT": 0.5, "WORKER_TTL": 3, "STORE_FLUSH_INTERVAL": 0.5}
