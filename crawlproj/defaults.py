@@ -406,7 +406,8 @@ NEAR_DUPLICATES_ENABLED: boolean = True
 NEAR_DUPLICATES_THRESHOLD: fraction = 0.8
 #: MinHash permutations: more estimate the Jaccard better and cost time and 4 bytes each a page.
 NEAR_DUPLICATES_NUM_PERM: number(int, 16) = 128
-#: Pages with fewer shingles than this are never matched (too little text to judge).
+#: Pages with fewer shingles than this get no signature (too little text to estimate a Jaccard):
+#: they are matched by their text and their shingle set only.
 NEAR_DUPLICATES_MIN_SHINGLES: number(int, 1) = 10
 #: The signature reads at most this many characters of a page's main text (the exact-duplicate
 #: hash reads all of it): tens of thousands of shingles judge a Jaccard as well as millions, and

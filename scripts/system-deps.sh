@@ -11,11 +11,14 @@ for binary in redis-server nginx chromium; do
   fi
 done
 # Real pages (crawlproj.sandbox.docsites.TEST_SITES and MEMORY_TEST_SITES): their start pages tell whether they are here.
-# (and crawlproj.sandbox.docsites.LANGUAGE_SITES: the report's languages on real pages).
+# (and crawlproj.sandbox.docsites.LANGUAGE_SITES: the report's languages on real pages;
+# RELEASE_SITES: two releases of one reference, for near-duplicates).
 declare -A docs=([postgresql-doc-15]=/usr/share/doc/postgresql-doc-15/html/index.html
                  [nodejs-doc]=/usr/share/doc/nodejs/api/index.html
                  [python3.11-doc]=/usr/share/doc/python3.11/html/index.html
-                 [debian-reference-ja]=/usr/share/debian-reference/index.ja.html)
+                 [debian-reference-ja]=/usr/share/debian-reference/index.ja.html
+                 [libcairomm-1.0-doc]=/usr/share/doc/libcairomm-1.0-doc/reference/html/index.html
+                 [libcairomm-1.16-doc]=/usr/share/doc/libcairomm-1.16-doc/reference/html/index.html)
 for lang in de fr it ja ru; do
   docs[developers-reference-$lang]=/usr/share/doc/developers-reference-$lang/docs/index.html
 done

@@ -77,9 +77,12 @@ def test_exact_near_and_distinct_pages_english_and_japanese(kind, tmp_path, requ
         assert index.check_and_add(f"{lang}/base", base) is None
         exact = index.check_and_add(f"{lang}/copy", "  " + base.upper() + " ")  # same text once normalised
         assert exact is not None and exact.kind == "exact" and exact.canonical == f"{lang}/base"
-        near = index.check_and_add(f"{lang}/near", edit(base, 0.01, rng))
+        near_text = edit(base, 0.01, rng)
+        near = index.check_and_add(f"{lang}/near", near_text)
         assert near is not None and near.kind == "near" and near.canonical == f"{lang}/base", near
         assert near.jaccard >= 0.8
+        again = index.check_and_add(f"{lang}/near-again", near_text)
+        assert again is not None and (again.canonical, again.kind) == (f"{lang}/near", "exact")  # a copy of the copy
         assert index.check_and_add(f"{lang}/other", make(rng)) is None  # different content
         assert index.check_and_add(f"{lang}/heavily-edited", edit(base, 0.3, rng)) is None
 
@@ -111,8 +114,13 @@ def test_short_pages_are_matched_exactly_and_empty_ones_never(kind, tmp_path, re
     assert index.check_and_add("a", "Home") is None
     copy = index.check_and_add("b", " home ")  # identical once normalised: a copy, however short
     assert copy is not None and (copy.canonical, copy.kind) == ("a", "exact")
-    assert index.check_and_add("c", "Home page") is None  # too short to sign: no near match either
+    assert index.check_and_add("c", "Home page") is None  # too short to sign, and other words: no match
     assert index.check_and_add("d", "") is None and index.check_and_add("e", "  ") is None  # nothing: no copy
+    # The same words in the same order, punctuated otherwise: one shingle set (Jaccard 1.0), a near copy.
+    assert index.check_and_add("f", "Release notes: version two, for everyone.") is None
+    near = index.check_and_add("g", "Release notes - version two for everyone")
+    assert near is not None and (near.canonical, near.kind, near.jaccard) == ("f", "near", 1.0)
+    assert index.check_and_add("h", "Release notes: version three, for everyone.") is None
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
@@ -210,3 +218,23 @@ def test_the_disk_index_keeps_nothing_per_page_in_memory(tmp_path):
         tracemalloc.stop()
     assert grown["memory"] > 1500 * 1500  # over 1.5 KB a page held in the process ...
     assert grown["disk"] < 200_000, grown  # ... and none on disk (SQLite's page cache is its own, bounded)
+
+
+def test_two_real_releases_every_identical_text_and_shingle_set_is_found(tmp_path):
+    """Two releases of one real reference (cairomm 1.14 and 1.16), every page through the
+    pipeline's signing and the on-disk index, in release order: a page whose main text (or
+    shingle set) equals an earlier page's is always recorded as a copy, exact and near detection
+    agreeing; and same-path pages that differ only by the release number are found as near-duplicates."""
+    from crawlproj.content.pipeline import LocalNearDuplicateIndex
+    from crawlproj.sandbox.docsites import RELEASE_SITES, ensure_installed
+    from crawlproj.sandbox.releases import run_releases
+
+    ensure_installed(RELEASE_SITES)
+    index = LocalNearDuplicateIndex(str(tmp_path / "nd.db"), threshold=0.8, num_perm=128, min_shingles=10)
+    run = run_releases(index, RELEASE_SITES)
+    same_text, same_set = run.copies()
+    assert len(run.texts) > 250 and same_text  # the releases share pages that read the same
+    assert [u for u in same_text + same_set if run.matches[u] is None] == []
+    assert all(run.matches[u].kind == "exact" for u in same_text)
+    versioned = run.same_path_pairs(*RELEASE_SITES, at_least=0.9)
+    assert len(versioned) >= 15 and [u for u in versioned if run.matches[u] is None] == []

@@ -202,13 +202,23 @@ def _digest(normalised: str) -> str:
 EMPTY_DIGEST = _digest("")
 
 
+#: Marks a shingle-set digest among content hashes (the index's one digest -> key table).
+SET_DIGEST = "set:"
+
+
 @dataclass(frozen=True)
 class Fingerprint:
-    """What the index needs of a text: its content hash and MinHash values (None: too short)."""
+    """What the index needs of a text: its content hash and MinHash values (None: too short).
+
+    A text too short to sign has ``set_digest`` instead, the digest of its shingle set: two
+    short pages with one shingle set (a Jaccard of 1.0: the same words in the same order,
+    whatever their punctuation, case or markup) are near-duplicates for certain, where a
+    signature of a few shingles could only guess."""
 
     digest: str
     values: np.ndarray | None
     length: int = 0  # characters of the text
+    set_digest: str | None = None
 
     @property
     def empty(self) -> bool:
@@ -225,8 +235,11 @@ def fingerprint(text: str, signer: Signer, min_shingles: int = 1, word_n: int = 
     of megabytes of text would otherwise cost seconds and hundreds of MB to sign."""
     normalised = normalise(text)
     hashes = _normalised_shingle_hashes(normalised[:max_chars] if max_chars else normalised, word_n, char_n)
-    return Fingerprint(_digest(normalised), signer.hashvalues(hashes) if len(hashes) >= min_shingles else None,
-                       len(text))
+    if len(hashes) >= min_shingles:
+        return Fingerprint(_digest(normalised), signer.hashvalues(hashes), len(text))
+    shingle_set = np.unique(hashes).astype("<u8").tobytes() if len(hashes) else b""
+    return Fingerprint(_digest(normalised), None, len(text),
+                       SET_DIGEST + hashlib.sha256(shingle_set).hexdigest() if shingle_set else None)
 
 
 def fingerprinter(index: Any) -> Callable[[str], Fingerprint]:
@@ -335,7 +348,12 @@ class NearDuplicateIndex(SigningShape):
         if owner is not None and owner != key:
             return Match(owner, "exact", 1.0)
         values = print_.values
-        if values is None:  # too short to sign: its exact copies are still found, by its digest
+        if values is None:  # too short to sign: its copies are found by its digest and its shingle set
+            if print_.set_digest is not None:
+                owner = self.hashes.get(print_.set_digest)
+                if owner is not None and owner != key:
+                    return Match(owner, "near", 1.0)
+                self.hashes.setdefault(print_.set_digest, key)
             self.hashes.setdefault(print_.digest, key)
             return None
         best: Match | None = None
@@ -346,6 +364,7 @@ class NearDuplicateIndex(SigningShape):
             if estimate >= self.threshold and (best is None or estimate > best.jaccard):
                 best = Match(other, "near", estimate)
         if best is not None:
+            self.hashes.setdefault(print_.digest, key)  # its own exact copies are copies of it
             return best
         self._insert(key, print_.digest, values)
         self.storage.put(key, print_.digest, values)

@@ -2,10 +2,12 @@
 
 Same contract as :class:`~crawlproj.content.near_duplicates.NearDuplicateIndex` (exact by
 content hash first, then MinHash LSH; only canonical pages enter), and the same layout
-as the Redis index (:mod:`crawlproj.distributed.near_duplicates`), in three tables:
+as the Redis index (:mod:`crawlproj.distributed.near_duplicates`), in four tables:
 
 * ``canonical``: key -> content hash, signature (4 bytes x permutations), indexed by hash;
-* ``bands``: (band, band hash) -> the canonical page's row, datasketch's b x r for the threshold.
+* ``bands``: (band, band hash) -> the canonical page's row, datasketch's b x r for the threshold;
+  band -1 holds a short page's shingle-set digest (:attr:`Fingerprint.set_digest`);
+* ``copies``: content hash -> a near-duplicate page, so that its own exact copies are copies of it.
 
 The in-memory index kept every canonical page's signature and LSH bands in the
 process: about 4 KB a page, which was the rest of a long crawl's memory growth once
@@ -24,7 +26,7 @@ import numpy as np
 from datasketch import MinHashLSH
 
 from ..store.sqlite import connect
-from .near_duplicates import Fingerprint, Match, SigningShape
+from .near_duplicates import SET_DIGEST, Fingerprint, Match, SigningShape
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS canonical (key TEXT PRIMARY KEY, digest TEXT NOT NULL, signature BLOB NOT NULL)",
@@ -32,7 +34,17 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS bands (band INTEGER NOT NULL, hash INTEGER NOT NULL, page INTEGER NOT NULL)",
     "CREATE INDEX IF NOT EXISTS bands_lookup ON bands (band, hash)",
     "CREATE INDEX IF NOT EXISTS bands_page ON bands (page)",
+    "CREATE TABLE IF NOT EXISTS copies (digest TEXT PRIMARY KEY, key TEXT NOT NULL)",
 )
+
+
+#: The band that holds a short page's shingle-set digest (LSH bands are numbered from 0).
+SET_BAND = -1
+
+
+def _as_int64(digest: str) -> int:
+    """A hex digest's first 64 bits, as a signed integer (SQLite's INTEGER)."""
+    return int.from_bytes(bytes.fromhex(digest.removeprefix(SET_DIGEST)[:16]), "little", signed=True)
 
 
 class SqliteNearDuplicateIndex(SigningShape):
@@ -84,11 +96,18 @@ class SqliteNearDuplicateIndex(SigningShape):
         if print_.empty:
             return None
         owner = self.conn.execute("SELECT key FROM canonical WHERE digest = ? ORDER BY rowid LIMIT 1",
-                                  (print_.digest,)).fetchone()
+                                  (print_.digest,)).fetchone() or \
+            self.conn.execute("SELECT key FROM copies WHERE digest = ?", (print_.digest,)).fetchone()
         if owner is not None and owner[0] != key:
             return Match(owner[0], "exact", 1.0)
-        if print_.values is None:  # too short to sign: kept by its digest, for its exact copies
-            self._insert(key, print_.digest, b"", [])
+        if print_.values is None:  # too short to sign: kept by its digest and its shingle set, for its copies
+            band = [] if print_.set_digest is None else [(SET_BAND, _as_int64(print_.set_digest))]
+            if band:
+                owner = self.conn.execute("SELECT c.key FROM bands b JOIN canonical c ON c.rowid = b.page "
+                                          "WHERE b.band = ? AND b.hash = ? ORDER BY b.page LIMIT 1", band[0]).fetchone()
+                if owner is not None and owner[0] != key:
+                    return Match(owner[0], "near", 1.0)
+            self._insert(key, print_.digest, b"", band)
             return None
         values = np.asarray(print_.values).astype("<u4")
         signature = values.tobytes()
@@ -99,11 +118,13 @@ class SqliteNearDuplicateIndex(SigningShape):
             [x for pair in enumerate(bands) for x in pair]).fetchall()
         best = self.best_match(values, candidates, key)
         if best is not None:
+            self._begin()  # its own exact copies are copies of it
+            self.conn.execute("INSERT OR IGNORE INTO copies VALUES (?,?)", (print_.digest, key))
             return best
-        self._insert(key, print_.digest, signature, bands)
+        self._insert(key, print_.digest, signature, list(enumerate(bands)))
         return None
 
-    def _insert(self, key: str, digest: str, signature: bytes, bands: list[int]) -> None:
+    def _insert(self, key: str, digest: str, signature: bytes, bands: list[tuple[int, int]]) -> None:
         self._begin()
         old = self.conn.execute("SELECT rowid FROM canonical WHERE key = ?", (key,)).fetchone()
         if old is not None:  # a canonical page fetched again: its entry is replaced
@@ -112,7 +133,7 @@ class SqliteNearDuplicateIndex(SigningShape):
             page = old[0]
         else:
             page = self.conn.execute("INSERT INTO canonical VALUES (?,?,?)", (key, digest, signature)).lastrowid
-        self.conn.executemany("INSERT INTO bands VALUES (?,?,?)", [(band, value, page) for band, value in enumerate(bands)])
+        self.conn.executemany("INSERT INTO bands VALUES (?,?,?)", [(band, value, page) for band, value in bands])
 
     def commit(self) -> None:
         # After close (which committed): the store's last flush at the spider's close comes later.

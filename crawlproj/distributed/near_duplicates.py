@@ -4,7 +4,8 @@ Same contract as :class:`~crawlproj.content.near_duplicates.NearDuplicateIndex` 
 content hash first, then MinHash LSH; only canonical pages enter), with the state in
 Redis so a page one worker stores is matched against pages any worker stored:
 
-* ``P:nd:digest``          hash content hash -> canonical key (set once: HSETNX)
+* ``P:nd:digest``          hash content hash -> canonical key (set once: HSETNX); a short
+                           page's shingle-set digest too (``set:<hex>``)
 * ``P:nd:sig``             hash key -> signature bytes (and ``P:nd:keydigest`` key -> its digest)
 * ``P:nd:b<i>:<band hash>`` sets of keys: the LSH bands (datasketch's b x r for the threshold)
 
@@ -68,7 +69,12 @@ class RedisNearDuplicateIndex(SigningShape):
         if owner is not None and owner.decode() != key:
             return Match(owner.decode(), "exact", 1.0)
         values = print_.values
-        if values is None:  # too short to sign: kept by its digest, for its exact copies
+        if values is None:  # too short to sign: kept by its digest and its shingle set, for its copies
+            if print_.set_digest is not None:
+                owner = self.r.hget(f"{p}:digest", print_.set_digest)
+                if owner is not None and owner.decode() != key:
+                    return Match(owner.decode(), "near", 1.0)
+                self.r.hsetnx(f"{p}:digest", print_.set_digest, key)
             self.r.hsetnx(f"{p}:digest", print_.digest, key)
             return None
         bands = self._bands(np.asarray(values).astype("<u4"))
@@ -78,6 +84,7 @@ class RedisNearDuplicateIndex(SigningShape):
         candidates = sorted({m.decode() for members in pipe.execute() for m in members} - {key})
         best = self.best_match(values, zip(candidates, self.r.hmget(f"{p}:sig", candidates)), key) if candidates else None
         if best is not None:
+            self.r.hsetnx(f"{p}:digest", print_.digest, key)  # its own exact copies are copies of it
             return best
         self._insert(key, print_.digest, np.asarray(values).astype("<u4"), bands)
         return None

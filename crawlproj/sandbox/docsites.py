@@ -55,6 +55,14 @@ LANGUAGE_SITES = tuple(
     for lang in ("de", "fr", "it", "ja", "ru")
 ) + (DocSite("debref.docs.test", "debian-reference-ja", "/usr/share/debian-reference", "/index.ja.html"),)
 
+#: Two releases of one project's reference (cairomm 1.14 and 1.16, Doxygen), the same paths in
+#: both: most pages differ only by the release number, some read the same. ``scripts/system-deps.sh``
+#: installs them (near-duplicate tests and bench/near_duplicates.py).
+RELEASE_SITES = (
+    DocSite("cairomm114.docs.test", "libcairomm-1.0-doc", "/usr/share/doc/libcairomm-1.0-doc/reference/html"),
+    DocSite("cairomm116.docs.test", "libcairomm-1.16-doc", "/usr/share/doc/libcairomm-1.16-doc/reference/html"),
+)
+
 #: Every site is a subdomain of this: a crawl of them must keep to it (ALLOWED_DOMAINS), since
 #: the pages link to the real web.
 DOMAIN = "docs.test"
