@@ -364,7 +364,6 @@ class NearDuplicateIndex(SigningShape):
             if estimate >= self.threshold and (best is None or estimate > best.jaccard):
                 best = Match(other, "near", estimate)
         if best is not None:
-            self.hashes.setdefault(print_.digest, key)  # its own exact copies are copies of it
             return best
         self._insert(key, print_.digest, values)
         self.storage.put(key, print_.digest, values)

@@ -2,12 +2,11 @@
 
 Same contract as :class:`~crawlproj.content.near_duplicates.NearDuplicateIndex` (exact by
 content hash first, then MinHash LSH; only canonical pages enter), and the same layout
-as the Redis index (:mod:`crawlproj.distributed.near_duplicates`), in four tables:
+as the Redis index (:mod:`crawlproj.distributed.near_duplicates`), in three tables:
 
 * ``canonical``: key -> content hash, signature (4 bytes x permutations), indexed by hash;
 * ``bands``: (band, band hash) -> the canonical page's row, datasketch's b x r for the threshold;
   band -1 holds a short page's shingle-set digest (:attr:`Fingerprint.set_digest`);
-* ``copies``: content hash -> a near-duplicate page, so that its own exact copies are copies of it.
 
 The in-memory index kept every canonical page's signature and LSH bands in the
 process: about 4 KB a page, which was the rest of a long crawl's memory growth once
@@ -34,7 +33,6 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS bands (band INTEGER NOT NULL, hash INTEGER NOT NULL, page INTEGER NOT NULL)",
     "CREATE INDEX IF NOT EXISTS bands_lookup ON bands (band, hash)",
     "CREATE INDEX IF NOT EXISTS bands_page ON bands (page)",
-    "CREATE TABLE IF NOT EXISTS copies (digest TEXT PRIMARY KEY, key TEXT NOT NULL)",
 )
 
 
@@ -96,8 +94,7 @@ class SqliteNearDuplicateIndex(SigningShape):
         if print_.empty:
             return None
         owner = self.conn.execute("SELECT key FROM canonical WHERE digest = ? ORDER BY rowid LIMIT 1",
-                                  (print_.digest,)).fetchone() or \
-            self.conn.execute("SELECT key FROM copies WHERE digest = ?", (print_.digest,)).fetchone()
+                                  (print_.digest,)).fetchone()
         if owner is not None and owner[0] != key:
             return Match(owner[0], "exact", 1.0)
         if print_.values is None:  # too short to sign: kept by its digest and its shingle set, for its copies
@@ -118,8 +115,6 @@ class SqliteNearDuplicateIndex(SigningShape):
             [x for pair in enumerate(bands) for x in pair]).fetchall()
         best = self.best_match(values, candidates, key)
         if best is not None:
-            self._begin()  # its own exact copies are copies of it
-            self.conn.execute("INSERT OR IGNORE INTO copies VALUES (?,?)", (print_.digest, key))
             return best
         self._insert(key, print_.digest, signature, list(enumerate(bands)))
         return None

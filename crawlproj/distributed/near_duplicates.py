@@ -84,7 +84,6 @@ class RedisNearDuplicateIndex(SigningShape):
         candidates = sorted({m.decode() for members in pipe.execute() for m in members} - {key})
         best = self.best_match(values, zip(candidates, self.r.hmget(f"{p}:sig", candidates)), key) if candidates else None
         if best is not None:
-            self.r.hsetnx(f"{p}:digest", print_.digest, key)  # its own exact copies are copies of it
             return best
         self._insert(key, print_.digest, np.asarray(values).astype("<u4"), bands)
         return None
