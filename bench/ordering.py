@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crawlproj.sandbox.graph import TOPIC_WORDS_EN, TOPIC_WORDS_JA, TOPICS, SandboxConfig  # noqa: E402
 from crawlproj.sandbox.harness import SandboxProcess, run_crawl  # noqa: E402
+from crawlproj.sandbox.order_sim import ordering_web_options  # noqa: E402
 
 POLICIES = {"bfs": "bfs", "backlinks": "backlinks", "opic": "opic", "larger_sites": "larger_sites",
             "opic_backlinks": "opic:0.5,backlinks:0.5", "oracle": "scores"}
@@ -90,9 +91,7 @@ def crawl(sandbox: SandboxProcess, work: Path, name: str, prioritizer: str, budg
 
 def web_options(args: argparse.Namespace, pages: int, tail: float) -> list[str]:
     """The sandbox of every run: ``pages`` mean pages per host, ``tail`` its importance tail."""
-    return ["--hosts", str(args.hosts), "--pages", str(pages), "--power-law", "1.0", "--importance",
-            "--importance-tail", str(tail), "--out-links", "12", "--cross-host", "0.3",
-            "--topics", "5", "--no-robots-mix", "--seed", "3"]
+    return ordering_web_options(args.hosts, pages, tail)
 
 
 def prepare(sandbox: SandboxProcess, args: argparse.Namespace, work: Path) -> tuple[dict[str, float], Path, int]:

@@ -325,3 +325,31 @@ def test_opic_cash_goes_only_to_the_links_the_tunnel_budget_lets_through():
     assert [r.meta["opic_share"] for r in followed] == [pytest.approx(0.45)] * 2
     assert sum(r.meta["opic_share"] for r in followed) == pytest.approx(0.9)  # conserved
     assert crawler.stats.get_value("topical/tunnel_dropped") == 2 and page in out
+
+
+def test_importance_orderings_beat_breadth_first_on_the_benchs_web():
+    """bench/ordering.py's web (200 hosts, preferential links), crawled in simulation with the
+    frontier's own parts, robots.txt first on every host: backlinks and OPIC put more of the
+    web's PageRank into the first 20% of pages than breadth-first, and the oracle (the true
+    PageRank as scores) more still. Deterministic: the real bench varies by about 0.01 a run.
+    (Before a request sent back unfetched kept its importance and its host, backlinks and OPIC
+    fell to breadth-first's share or below: 0.441 and 0.429 against 0.446 here.)"""
+    import argparse
+
+    from crawlproj.sandbox.graph import SandboxWeb
+    from crawlproj.sandbox.order_sim import followed_links, ordering_web_options, simulate_order
+    from crawlproj.sandbox.server import add_arguments, config_from_args
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    web = SandboxWeb(config_from_args(parser.parse_args(ordering_web_options())), 8000)
+    rank = web.pagerank()
+    links = followed_links(web, set(rank))
+    seeds = [web.origin(h) + "/" for h in list(web.hosts)[::20][:10]]
+    budget = len(rank) // 5
+    share = {spec: sum(rank[u] for u in simulate_order(links, seeds, spec, budget, latency=0.05,
+                                                       scores=rank if spec == "scores" else None))
+             for spec in ("bfs", "backlinks", "opic", "scores")}
+    assert share["backlinks"] >= 1.02 * share["bfs"], share
+    assert share["opic"] >= 1.02 * share["bfs"], share
+    assert share["scores"] > max(share["backlinks"], share["opic"]), share

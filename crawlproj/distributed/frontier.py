@@ -90,7 +90,7 @@ class RedisFrontier:
         return partition_of(key, self.partitions)
 
     # -- TwoTierFrontier's interface ---------------------------------------------
-    def push(self, key: Hashable, entry: dict, level: int = 0) -> None:
+    def push(self, key: Hashable, entry: dict, level: int = 0, again: bool = False) -> None:
         level = min(max(int(level), 0), self.levels - 1)
         ukey = key_of(entry["method"], entry["url"], entry["body"])
         item = str(fingerprint(ukey)).encode() + b"\t" + pickle.dumps(entry, protocol=5)

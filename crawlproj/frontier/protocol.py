@@ -19,6 +19,8 @@ class Frontier(Protocol):
     * :meth:`release` ends the key's flight; it may go again from ``next_allowed``.
     * :meth:`next_due` is the earliest time a queued key could be popped (None: nothing
       queued, or only keys in flight); the scheduler sets its wake-up timer by it.
+    * ``push(..., again=True)``: an entry handed out and sent back unfetched; a frontier with
+      tiers keeps its key active rather than queueing it behind keys not yet visited.
     * With ``group_cap`` > 0, at most that many keys of one group (:meth:`set_group`,
       a server's address) are in flight at once.
     * ``reprioritises``: whether the frontier asks ``relevel`` (given when it is built)
@@ -41,7 +43,7 @@ class Frontier(Protocol):
     @property
     def back_len(self) -> int: ...
 
-    def push(self, key: Hashable, entry: Any, level: int = 0) -> None: ...
+    def push(self, key: Hashable, entry: Any, level: int = 0, again: bool = False) -> None: ...
 
     def pop(self, now: float) -> tuple[Hashable, Any] | None: ...
 

@@ -41,6 +41,11 @@ from .wake import EngineWaker
 logger = logging.getLogger(__name__)
 
 
+#: Set on a request's meta when the frontier hands it out: a request that comes back with it
+#: (dont_filter) was sent back unfetched.
+HANDED = "frontier_handed"
+
+
 class FrontierScheduler(BaseScheduler):
     """Hands the engine only requests whose politeness key is due.
 
@@ -167,7 +172,10 @@ class FrontierScheduler(BaseScheduler):
         if not request.dont_filter and not self.domains.admissible(host):  # before the URL-seen filter: costs nothing
             self.stats.inc_value("traps/domain_max_hosts")
             return False
-        dynamic = self.prioritizer.dynamic and not request.dont_filter
+        # Handed out and sent back unfetched (its robots.txt came first, a retry, a render): it
+        # waits again with the importance it had, still tracked, at its host's back queue.
+        again = request.dont_filter and bool(request.meta.get(HANDED))
+        dynamic = self.prioritizer.dynamic and (not request.dont_filter or again)
         # The fingerprint keys the importance state and the journal; breadth-first without a
         # JOBDIR needs neither (0 stands in: no ordering reads it).
         fp = fingerprint(url_key(request)) if dynamic or self.journal is not None else 0
@@ -191,7 +199,9 @@ class FrontierScheduler(BaseScheduler):
             self.stats.inc_value("traps/max_pages_per_domain")
             return False
         revisit = request.meta.get("revisit", False)
-        if dynamic:
+        if again and dynamic:
+            self.prioritizer.give_back(fp, host, request.meta)
+        elif dynamic:
             self.prioritizer.admit(fp, request.url, host, request.meta, new=True)
         # Revisits rank by how overdue they are, in the upper levels (ahead of discovery).
         level = self.prioritizer.level(fp, request.url, host, request.meta, request.priority)
@@ -251,7 +261,7 @@ class FrontierScheduler(BaseScheduler):
         for key, group, level, entry in ready:
             if group is not None:
                 self.frontier.set_group(key, group)
-            self.frontier.push(key, entry, level)
+            self.frontier.push(key, entry, level, again=bool(entry.get("dont_filter") and entry["meta"].get(HANDED)))
 
     def next_request(self) -> Request | None:
         if any(busy() for busy in self._backlogged):
@@ -266,7 +276,7 @@ class FrontierScheduler(BaseScheduler):
             url = entry["url"]
             host = urlsplit(url).hostname or ""
             ukey = key_of(entry["method"], url, entry["body"])
-            tracked = self.prioritizer.dynamic and not entry.get("dont_filter")
+            tracked = self.prioritizer.dynamic and (not entry.get("dont_filter") or bool(entry["meta"].get(HANDED)))
             fp = fingerprint(ukey) if tracked else 0
             capped = host in self._capped
             if capped or self.opt_out.refuses(url, host, "frontier/opt_out_dropped"):
@@ -287,6 +297,7 @@ class FrontierScheduler(BaseScheduler):
                 continue
             break
         request = request_from_dict(entry, spider=self.spider)
+        request.meta[HANDED] = True
         if tracked:
             self.prioritizer.take(fp, host, request.meta)
         self.outcomes.handed(request, key)

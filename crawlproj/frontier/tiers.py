@@ -189,10 +189,13 @@ class TwoTierFrontier:
                 "due_in": round(max(0.0, due - now), 3)}
 
     # -- entry points ----------------------------------------------------
-    def push(self, key: Hashable, entry: Any, level: int = 0) -> None:
-        """Queue ``entry`` for politeness key ``key`` at priority ``level`` (0 is highest)."""
+    def push(self, key: Hashable, entry: Any, level: int = 0, again: bool = False) -> None:
+        """Queue ``entry`` for politeness key ``key`` at priority ``level`` (0 is highest).
+        ``again``: an entry handed out and sent back unfetched (its host's robots.txt came
+        first, a retry): it keeps its key active, at the back queue, instead of queueing in the
+        front tier behind every URL of hosts not yet visited."""
         level = min(max(int(level), 0), self.levels - 1)
-        if key in self.back:  # an active key: straight to its back queue, where levels order it
+        if key in self.back or again:  # an active key: straight to its back queue, where levels order it
             self._to_back(key, level, entry)
             return
         self.front[level].append((key, level, entry))

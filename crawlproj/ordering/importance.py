@@ -16,7 +16,8 @@ it is dequeued), costs O(1) per link, and says how important a waiting URL is:
 
 The interface: ``admit(key, host, meta, new)`` when a link to the URL is found
 (``new``: first time), ``take(key, host, meta)`` when it is dequeued (a component
-may leave what the page needs in ``meta``: OPIC its cash), ``score(key, url,
+may leave what the page needs in ``meta``: OPIC its cash), ``give_back(key, host, meta)``
+when a dequeued URL comes back unfetched (robots.txt first, a retry), ``score(key, url,
 host, meta)``, and ``state()``/``restore()`` to persist with the frontier.
 ``key`` is the URL's 64-bit fingerprint (cheaper to keep than the URL).
 """
@@ -44,6 +45,10 @@ class Component:
 
     def take(self, key: int, host: str, meta: dict) -> None:
         pass
+
+    def give_back(self, key: int, host: str, meta: dict) -> None:
+        """Undo :meth:`take` for a URL handed out and sent back unfetched (its robots.txt came
+        first, a retry, a render): it waits again, and keeps gathering importance."""
 
     def score(self, key: int, url: str, host: str, meta: dict) -> float:
         raise NotImplementedError
@@ -122,6 +127,11 @@ class Opic(Tracked):
         # A retried request already carries its cash: add, never replace.
         meta["opic_cash"] = meta.get("opic_cash", 0.0) + self.pop(key, 0.0)
 
+    def give_back(self, key: int, host: str, meta: dict) -> None:
+        cash = meta.pop("opic_cash", 0.0)
+        if cash:
+            self.add(key, cash, create=True)
+
     def score(self, key: int, url: str, host: str, meta: dict) -> float:
         return self.value(key, meta.get("opic_cash", 0.0))
 
@@ -149,6 +159,9 @@ class Backlinks(Tracked):
     def take(self, key: int, host: str, meta: dict) -> None:
         meta["backlinks"] = self.pop(key, meta.get("backlinks", 0))
 
+    def give_back(self, key: int, host: str, meta: dict) -> None:
+        self.add(key, meta.pop("backlinks", 0), create=True)
+
     def score(self, key: int, url: str, host: str, meta: dict) -> float:
         return 1.0 + self.value(key, meta.get("backlinks", 0))
 
@@ -168,6 +181,9 @@ class LargerSites(Tracked):
 
     def take(self, key: int, host: str, meta: dict) -> None:
         self.add(host, -1, create=False)
+
+    def give_back(self, key: int, host: str, meta: dict) -> None:
+        self.add(host, 1, create=True)
 
     def score(self, key: int, url: str, host: str, meta: dict) -> float:
         return 1.0 + self.value(host, 0)

@@ -111,6 +111,12 @@ class Prioritizer:
         for component, _ in self.components:
             component.take(key, host, meta)
 
+    def give_back(self, key: int, host: str, meta: dict) -> None:
+        """``url`` was handed out and comes back unfetched: it waits again with the importance
+        it had, and keeps gathering more (undoes :meth:`take`)."""
+        for component, _ in self.components:
+            component.give_back(key, host, meta)
+
     def level(self, key: int, url: str, host: str, meta: dict, priority: int = 0, learn: bool = True) -> int:
         """The level of a request; ``learn``: let its scores move the running means."""
         if priority > 0:
@@ -149,9 +155,15 @@ class Prioritizer:
         return level
 
     def queued(self, key: int, level: int) -> None:
-        """A new URL was queued at ``level`` (dynamic orderings track it until it is dequeued)."""
-        if self.dynamic:
+        """A new URL was queued at ``level``, or one sent back unfetched (:meth:`give_back`)
+        while copies of it still wait: dynamic orderings track it until it is dequeued."""
+        if not self.dynamic:
+            return
+        record = self.waiting.get(key)
+        if record is None:
             self.waiting[key] = [level, 1, False]
+        else:  # sent back: not fetched after all, and one more copy waits
+            record[0], record[1], record[2] = min(record[0], level), record[1] + 1, False
 
     def promote(self, key: int, url: str, host: str, meta: dict) -> int | None:
         """After a new link to a waiting URL: the better level it deserves now (queue a copy
