@@ -20,12 +20,14 @@
    were rendered, and that no static page was.
 4. **Detection on real pages.** The rule of ``crawlproj.rendering.detect`` against the
    truth, on a mix of real static pages (``--detect-per-site`` pages spread over each of
-   the five Debian documentation sites) and real single-page apps (Swagger UI, Redoc and
+   the five Debian documentation sites) and real single-page apps (Swagger UI, Redoc, RapiDoc, Stoplight Elements and
    docsify from npm, with ``--apis`` OpenAPI documents each for the first two), all served
    by nginx. A page's truth is what Chromium shows: it needs rendering when its rendered
    DOM has materially more main text than its static HTML (the per-host evidence's own
    test, ``Comparison.gain``). ``precision`` and ``recall`` of the rule, and its cost per
    page (``judge_ms_median``, ``_mean``, ``_p99``: on the page's shared parse, as in a crawl).
+   ``main_text_kept``: per app, the stored main text of its render over the text a reader sees
+   in the browser without navigation (its lowest page; shadow roots included).
    ``--only detection`` runs this part alone.
 
 Prints one JSON line.
@@ -115,8 +117,9 @@ def detection(work: Path, per_site: int, apis: int, sites: tuple = docsites.SITE
     from playwright.sync_api import sync_playwright
     from w3lib.encoding import html_to_unicode
 
-    from crawlproj.content.main_text import main_text
+    from crawlproj.content.main_text import NAVIGATION, extract_main_text, main_text
     from crawlproj.content.page import ParsedPage
+    from crawlproj.rendering.shadow import FLATTEN_SHADOW_ROOTS, READER_TEXT
     from crawlproj.rendering.browser import find_chromium
     from crawlproj.rendering.detect import needs_rendering
     from crawlproj.rendering.hosts import Comparison
@@ -127,6 +130,7 @@ def detection(work: Path, per_site: int, apis: int, sites: tuple = docsites.SITE
                                         for site in sites for f in docsites.html_files(site, per_site)]
     counts: dict[tuple[bool, bool], int] = {}
     judge_ms, wrong = [], []
+    kept: dict[str, list[float]] = {}
     rules = f"MAP *.{docsites.DOMAIN} 127.0.0.1, MAP *.{spa_apps.DOMAIN} 127.0.0.1"
     with NginxServer({**apps, **{s.name: s.root for s in sites}}) as nginx, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=find_chromium(""), args=[f"--host-resolver-rules={rules}"])
@@ -144,7 +148,11 @@ def detection(work: Path, per_site: int, apis: int, sites: tuple = docsites.SITE
             judge_ms.append(1000 * (time.perf_counter() - started))
             tab.goto(url, wait_until="networkidle", timeout=60_000)
             tab.wait_for_timeout(300)
-            dom = tab.content().encode("utf-8")
+            dom = (tab.evaluate(FLATTEN_SHADOW_ROOTS) or tab.content()).encode("utf-8")
+            if host in apps:  # what the crawler keeps of an app's render, against what a reader sees
+                reader = len(" ".join(tab.evaluate(READER_TEXT, NAVIGATION)[1].split()))
+                main = extract_main_text(dom, "utf-8", rendered=True).text
+                kept.setdefault(host, []).append(round(len(" ".join(main.split())) / max(1, reader), 3))
             truth = Comparison(page.anchor_count, len(main_text(body, encoding)), ParsedPage(dom.decode()).anchor_count,
                                len(main_text(dom, "utf-8"))).gain()
             counts[(verdict.needs, truth)] = counts.get((verdict.needs, truth), 0) + 1
@@ -157,7 +165,11 @@ def detection(work: Path, per_site: int, apis: int, sites: tuple = docsites.SITE
             "precision": round(tp / (tp + fp), 3) if tp + fp else None,
             "recall": round(tp / (tp + fn), 3) if tp + fn else None,
             "judge_ms_median": round(statistics.median(judge_ms), 4), "judge_ms_mean": round(statistics.fmean(judge_ms), 3),
-            "judge_ms_p99": round(judge_ms[int(0.99 * (len(judge_ms) - 1))], 3), "misjudged": wrong[:10]}
+            "judge_ms_p99": round(judge_ms[int(0.99 * (len(judge_ms) - 1))], 3), "misjudged": wrong[:10],
+            # The stored main text of each app's pages over the text a reader sees in the browser,
+            # navigation aside (its lowest page): the target is at least 0.7 on every app.
+            "main_text_kept": {host.split(".")[0]: min(shares) for host, shares in sorted(kept.items())},
+            "main_text_kept_min": min((min(v) for v in kept.values()), default=None)}
 
 
 def main() -> None:

@@ -24,10 +24,10 @@ logger = logging.getLogger(__name__)
 
 
 def sign_page(body: bytes, charset: str | None, budget: PageBudget,
-              fingerprint_of: Callable[[str], Fingerprint]) -> tuple[str | None, Fingerprint]:
+              fingerprint_of: Callable[[str], Fingerprint], rendered: bool = False) -> tuple[str | None, Fingerprint]:
     """A page's main text, signed: why the text was limited (or None) and its fingerprint.
     Module-level, so that a helper process can run it."""
-    found = extract_main_text(body, charset, budget)
+    found = extract_main_text(body, charset, budget, rendered)
     return found.limited, fingerprint_of(found.text)
 
 
@@ -95,14 +95,16 @@ class NearDuplicatePipeline:
         if self.workers.wants(len(item.body)):
             try:
                 limited, print_ = await self.workers.run(sign_page, item.body, item.charset, self.budget,
-                                                         self.index.fingerprint_of, size=len(item.body))
+                                                         self.index.fingerprint_of, item.rendered, size=len(item.body))
             except StageTimeout as exc:
                 logger.warning("main text of %s gave up: %s", item.url, exc)
                 stats.inc_value("budget/timeout/main_text")
                 return item
         else:
-            limited, print_ = sign_page(item.body, item.charset, self.budget, self.index.fingerprint_of)
-        if limited:
+            limited, print_ = sign_page(item.body, item.charset, self.budget, self.index.fingerprint_of, item.rendered)
+        if limited == "reader_text":  # a rendered app's main content fell short of what a reader sees
+            stats.inc_value("render/reader_text")
+        elif limited:
             stats.inc_value(f"budget/main_text/{limited}")
         item.text_length = print_.length
         item.text_hash = print_.digest

@@ -31,6 +31,7 @@ from ..politeness.keepalive import expose_connection_header
 from ..stalls import crawler_held, held_mark
 from .browser import INSTALL_HINT, browser_rss, descendants, find_chromium, lower_priority
 from .pacing import SubrequestPacer
+from .shadow import FLATTEN_SHADOW_ROOTS
 
 logger = logging.getLogger(__name__)
 
@@ -281,7 +282,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         await page.route("**", partial(self._route, render, page))
         await page.route_web_socket("**", self._refuse_websocket)
         methods = list(request.meta.get("playwright_page_methods") or ())
-        request.meta["playwright_page_methods"] = [*methods, PageMethod(render.wait_idle)]
+        flattened = PageMethod("evaluate", FLATTEN_SHADOW_ROOTS)  # read once the app has settled
+        request.meta["playwright_page_methods"] = [*methods, PageMethod(render.wait_idle), flattened]
         self.stats.inc_value("render/pages")
         try:
             response = await super()._download_request_with_page(request, page, spider)
@@ -300,6 +302,10 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         request.meta["render_document"] = render.document
         if render.offline:
             request.meta["render_missed"] = render.missed
+        if isinstance(getattr(flattened, "result", None), str):  # web components: their shadow roots' DOM too
+            self.stats.inc_value("render/shadow_dom_pages")
+            response = response.replace(body=flattened.result.encode(getattr(response, "encoding", None) or "utf-8",
+                                                                      "xmlcharrefreplace"))
         return response
 
     async def _route(self, render: _Render, page: Any, route: Any, browser_request: Any) -> None:

@@ -8,7 +8,9 @@ OpenAPI documents, docsify's own README):
 
 * ``swagger.apps.test``: Swagger UI (``swagger-ui-dist``), mounted into ``#swagger-ui``;
 * ``redoc.apps.test``: Redoc's standalone bundle (an ES module), a ``<redoc>`` custom element;
-* ``docsify.apps.test``: docsify, rendering Markdown client-side into ``#app``.
+* ``docsify.apps.test``: docsify, rendering Markdown client-side into ``#app``;
+* ``rapidoc.apps.test``: RapiDoc (``rapidoc``), a web component whose reference lives in shadow roots;
+* ``elements.apps.test``: Stoplight Elements (``@stoplight/elements``), the ``<elements-api>`` web component.
 
 None of their static HTML has text or links to speak of: what a crawler stores of them is
 whatever it renders.
@@ -50,6 +52,10 @@ REDOC = Package("redoc", "3.0.1", "sha512-KDfoKaYW19LCl4YStgBnwlaNjYEFfs5zCNt1s1
                                   "JkD8eaRQKQ==")
 DOCSIFY = Package("docsify", "5.0.0", "sha512-F2LBvsG/RkW9VZs91FPceZpJBilSC9EYCid0n1YhnQb3OOw63dk70d1ITPR2RPwxmPPcWFQ+"
                                       "TOtpdImilLWyGw==")
+RAPIDOC = Package("rapidoc", "9.3.8", "sha512-eCYEbr1Xr8OJZvVCw8SXl9zBCRoLJbhNGuG5IZTHq/RWAOq/O4MafUCuFEyZHsrhLrlUcGZMa"
+                                      "64pyhpib8fQKQ==")
+STOPLIGHT_ELEMENTS = Package("@stoplight/elements", "9.0.25", "sha512-rDbNsgSCNo74lyV57cBzym+8F68/R2j7UPq4r3w5qK608vX8A"
+                                                            "PNJhTq+2MkbTjsM3bUhFIoRdI225tlI85KpCA==")
 OAS_EXAMPLES = Package("@readme/oas-examples", "8.2.2", "sha512-uytlvlylq3zpemG0h1R7ijlMBCajqXU0VpMI1Iw+j92s77Y/oT6pBf"
                                                         "3BZN0lYl0WIGTh7POM4Jdu7L14eCzwXQ==")
 
@@ -112,17 +118,35 @@ def build_sites(out: Path, apis: int = 0) -> dict[str, str]:
         _api_page(redoc, name, specs, f'<redoc spec-url="/apis/{name}.json"></redoc>'
                                       '<script type="module" src="/redoc.standalone.js"></script>')
 
-    docsify = out / "docsify"
-    docsify.mkdir(parents=True, exist_ok=True)
     package = fetch(DOCSIFY)
-    shutil.copy(package / "dist" / "docsify.min.js", docsify / "docsify.min.js")
-    shutil.copy(package / "README.md", docsify / "README.md")
-    (docsify / "index.html").write_text(
-        '<!DOCTYPE html><html><head><meta charset="utf-8"><title>docsify</title></head><body>'
-        '<div id="app">Loading...</div><script>window.$docsify = {name: "docsify"};</script>'
-        '<script src="/docsify.min.js"></script></body></html>')
-    sites[f"docsify.{DOMAIN}"] = str(docsify)
+    sites[f"docsify.{DOMAIN}"] = _app(out / "docsify", {package / "dist" / "docsify.min.js": "docsify.min.js",
+                                                        package / "README.md": "README.md"}, "docsify", "",
+                                      '<div id="app">Loading...</div><script>window.$docsify = {name: "docsify"};</script>'
+                                      '<script src="/docsify.min.js"></script>')
+    # Web components: RapiDoc draws the whole reference inside shadow roots (LitElement).
+    sites[f"rapidoc.{DOMAIN}"] = _app(out / "rapidoc", {fetch(RAPIDOC) / "dist" / "rapidoc-min.js": "rapidoc-min.js",
+                                                        specs / "petstore.json": "openapi.json"}, "API reference",
+                                      '<script type="module" src="/rapidoc-min.js"></script>',
+                                      '<rapi-doc spec-url="/openapi.json" render-style="read"></rapi-doc>')
+    package = fetch(STOPLIGHT_ELEMENTS)
+    sites[f"elements.{DOMAIN}"] = _app(out / "elements", {package / "web-components.min.js": "web-components.min.js",
+                                                          package / "styles.min.css": "styles.min.css",
+                                                          specs / "petstore.json": "openapi.json"}, "API reference",
+                                       '<script src="/web-components.min.js"></script>'
+                                       '<link rel="stylesheet" href="/styles.min.css">',
+                                       '<elements-api apiDescriptionUrl="/openapi.json" router="hash" layout="stacked">'
+                                       '</elements-api>')
     return sites
+
+
+def _app(root: Path, files: dict[Path, str], title: str, head: str, body: str) -> str:
+    """An app's site: its ``files`` (source -> name) and an ``index.html``; returns its root."""
+    root.mkdir(parents=True, exist_ok=True)
+    for source, name in files.items():
+        shutil.copy(source, root / name)
+    (root / "index.html").write_text(f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{title}</title>{head}'
+                                     f"</head><body>{body}</body></html>")
+    return str(root)
 
 
 def _api_page(root: Path, name: str, specs: Path, body: str) -> None:
