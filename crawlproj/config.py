@@ -208,13 +208,21 @@ def chromium(settings: BaseSettings, name: str) -> None:
 PLACEHOLDER_CONTACT = "example.invalid"
 
 
+#: A contact in a User-Agent: a URL or an e-mail address (as "+https://..." in Googlebot's).
+_CONTACT = re.compile(r"https?://|\bwww\.|[\w.+-]+@[\w-]+\.[\w.-]+")
+
+
 def _identity(settings: BaseSettings, name: str = "USER_AGENT") -> None:
     """Checked after every other setting: a bad value elsewhere is reported first."""
-    if PLACEHOLDER_CONTACT in settings.get(name) and settings.get("PROFILE") != "sandbox":
-        raise SettingsError(name, settings.get(name),
-                            "still the placeholder contact; say who runs this crawl, e.g. "
-                            "-s 'USER_AGENT=crawlproj/0.1 (+https://your.site/crawler; you@your.site)' "
-                            "(only the sandbox profile may keep it)")
+    if settings.get("PROFILE") == "sandbox":
+        return
+    example = "e.g. -s 'USER_AGENT=crawlproj/0.1 (+https://your.site/crawler; you@your.site)'"
+    if PLACEHOLDER_CONTACT in settings.get(name):
+        raise SettingsError(name, settings.get(name), f"still the placeholder contact; say who runs this crawl, "
+                                                      f"{example} (only the sandbox profile may keep it)")
+    if not _CONTACT.search(settings.get(name) or ""):
+        raise SettingsError(name, settings.get(name), "names no contact (a URL or an e-mail address) where site "
+                                                      f"owners can reach whoever runs this crawl; {example}")
 
 
 @accepts("a list of address ranges (CIDR)")

@@ -648,10 +648,25 @@ MEMORY_WARMUP_PAGES: number(int, 1) = 500
 #: small allocations fragment the heap, and freed pages otherwise stay with the process.
 MEMORY_TRIM: boolean = True
 
-#: If set, write the final crawl stats as JSON to this path.
+#: The final crawl stats, as JSON, are written here; empty: beside the store
+#: (data/crawl.db -> data/crawl.stats.json).
 STATS_FILE: text = ""
-#: Stats file, gc tuning, stall monitor, memory watch, the refresher, Redis seeds, the dashboard, the WACZ at close
+#: Scrapy's dump of every stat on the console at the close: off, since they are all in
+#: STATS_FILE and the console ends with a summary a person reads (crawlproj.console).
+STATS_DUMP: boolean = False
+#: Scrapy's "Crawled N pages" line every this many seconds: off, for crawlproj's progress line.
+LOGSTATS_INTERVAL: number(float, 0) = 0.0
+#: A progress line every this many seconds (pages and their rate, hosts active, URLs queued,
+#: errors, when the crawl should be done). 0: none.
+PROGRESS_INTERVAL: number(float, 0) = 30.0
+#: Hosts whose refusal (address safety, robots.txt, scope) is logged, once each, with the
+#: reason and the setting that changes it; the rest are counted in the stats.
+REFUSALS_LOGGED: number(int, 0) = 20
+#: Where a crawl records its store and stats file, for scrapy report, wacz and deadletters to
+#: find it. Empty: not recorded.
+LAST_CRAWL_FILE: text = "data/last_crawl.json"
+#: Stats file, console, gc tuning, stall monitor, memory watch, the refresher, Redis seeds, the dashboard, the WACZ at close
 #: and the dead-letter queue.
-EXTENSIONS: components = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.gc_tuning.GcTuning": 0, "crawlproj.stalls.StallMonitor": 0, "crawlproj.memory.MemoryWatch": 0, "crawlproj.revisit.refresher.Refresher": 100,
+EXTENSIONS: components = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.console.Console": 0, "crawlproj.gc_tuning.GcTuning": 0, "crawlproj.stalls.StallMonitor": 0, "crawlproj.memory.MemoryWatch": 0, "crawlproj.revisit.refresher.Refresher": 100,
               "crawlproj.distributed.seeds.RedisSeeds": 200, "crawlproj.dashboard.extension.Dashboard": 300,
               "crawlproj.store.wacz.WaczOnClose": 400, "crawlproj.store.deadletters.DeadLetterQueue": 500}

@@ -40,6 +40,9 @@ def _name_worker(settings: BaseSettings) -> None:
             settings.set(name, value.replace("{worker}", worker), priority=settings.getpriority(name))
 
 
+_applied: dict[str, bool] = {}  # profiles applied in this process
+
+
 class ProfileAddon:
     """Applies the profile named by ``PROFILE``, then validates every crawlproj setting.
 
@@ -60,4 +63,6 @@ class ProfileAddon:
         _name_worker(settings)
         validate(settings)
         lower_page_outcomes()
-        logger.info("crawlproj profile %r applied", name)
+        if _applied.get(name) is None:  # the crawl command checks the settings first: say it once
+            _applied[name] = True
+            logger.info("crawlproj profile %r applied", name)

@@ -1,4 +1,4 @@
-"""Writes the crawl's final stats as JSON to ``STATS_FILE`` (when set)."""
+"""Writes the crawl's final stats as JSON to ``STATS_FILE`` (by default beside the store)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import tempfile
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+
+from .console import default_stats_file
 
 
 class StatsFile:
@@ -24,7 +26,7 @@ class StatsFile:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StatsFile:
-        path = crawler.settings.get("STATS_FILE")
+        path = crawler.settings.get("STATS_FILE") or default_stats_file(crawler.settings.get("STORE_URI"))
         if not path:
             raise NotConfigured
         ext = cls(crawler, path)

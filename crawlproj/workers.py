@@ -75,6 +75,9 @@ def run_workers(argv: list[str], settings: BaseSettings) -> int:
 
     count = settings.getint("WORKERS")
     _, store = parse_store_uri(settings.get("STORE_URI"))
+    if "site" in argv[1:2]:
+        logger.warning("WORKERS=%d on one site: politeness lets one request at a time go to a host, so the workers "
+                       "beyond the first mostly wait for it (WORKERS pays on crawls of many hosts)", count)
     redis_dir = os.path.splitext(store)[0] + ".redis"
     with RedisServer(appendonly="everysec", data_dir=redis_dir) as redis:
         logger.info("%d workers over redis-server %s (data in %s)", count, redis.url, redis_dir)
@@ -101,4 +104,7 @@ def run_workers(argv: list[str], settings: BaseSettings) -> int:
     failed = [(index, code) for index, code in enumerate(codes, 1) if code != 0]
     for index, code in failed:
         logger.error("worker%d exited with status %d (its log is above, among the others')", index, code)
+    if not failed and not (summary["pages"] if shards else 0):
+        print("crawlproj: no page was stored by any worker (their logs above say why)", file=sys.stderr)
+        return 1
     return failed[0][1] if failed else 0

@@ -8,3 +8,7 @@ here is a new profile.
 """
 
 from crawlproj.defaults import *  # noqa: F401,F403 - the base: every setting and its default
+from crawlproj.log_levels import lower_page_outcomes
+
+# Before Scrapy's start-up lines: the console shows the crawl, not its versions and components.
+lower_page_outcomes()

@@ -21,7 +21,7 @@ def crawl_sandbox(sandbox, tmp_path, spider="web", args=None, **settings):
 
 def test_web_crawl_stores_every_reachable_page_once_and_the_exact_link_graph(sandbox_factory, tmp_path):
     sandbox = sandbox_factory("--hosts", "50", "--pages", "20")
-    conn, result = crawl_sandbox(sandbox, tmp_path)
+    conn, result = crawl_sandbox(sandbox, tmp_path, LOG_LEVEL="DEBUG")  # the enabled extensions are said at DEBUG
     web = sandbox.web
     stored = {url for (url,) in conn.execute("SELECT url FROM pages")}
     expected = web.expected_pages()
@@ -141,7 +141,9 @@ def test_unreachable_hosts_become_fetch_errors(tmp_path):
     result = run_crawl("web", tmp_path, args={"seeds": str(seeds)},
                        settings={"HOST_RESOLVE": "*.sandbox.test=127.0.0.1", "STORE_URI": f"sqlite:///{tmp_path}/c.db",
                                  "RETRY_TIMES": 0})
-    assert result.returncode == 0, result.log[-2000:]
+    # A crawl that stores nothing says why in one line, and exits 1.
+    assert result.returncode == 1, result.log[-2000:]
+    assert "crawlproj: no page was stored: robots.txt disallowed" in result.log
     conn = sqlite3.connect(tmp_path / "c.db")
     # robots.txt is unreachable, so the host is disallowed and nothing is fetched (RFC 9309).
     assert conn.execute("SELECT robots_status FROM hosts").fetchall() == [(None,)]

@@ -8,6 +8,7 @@ import sys
 from scrapy.commands.crawl import Command as ScrapyCrawl
 from scrapy.settings import Settings
 
+from .. import console
 from ..config import BadInput
 from ..profiles import ProfileAddon
 from ..workers import run_workers
@@ -24,6 +25,7 @@ class Command(ScrapyCrawl):
             return
         if self.settings.getint("WORKERS") <= 1:
             super().run(args, opts)
+            self._say_if_empty(settings)
             return
         argv = sys.argv[1:]  # Scrapy's execute() takes the command name out of sys.argv
         # The checked settings carry the chosen profile's store and WARC paths.
@@ -43,3 +45,11 @@ class Command(ScrapyCrawl):
             if check is not None:
                 check(settings, **opts.spargs)
         return settings
+
+    def _say_if_empty(self, settings: Settings) -> None:
+        """A crawl that stored no page says why in one line and exits 1 (a worker of a
+        distributed crawl may rightly store none: the crawl as a whole is judged elsewhere)."""
+        if self.exitcode or "Distributed" in str(settings.get("SCHEDULER")) or not console.EMPTY_CRAWLS:
+            return
+        print(f"crawlproj: {console.EMPTY_CRAWLS[-1]}", file=sys.stderr)
+        self.exitcode = 1

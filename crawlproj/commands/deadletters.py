@@ -10,12 +10,14 @@ in Redis for the distributed profile).
 from __future__ import annotations
 
 import json
+import os
 import time
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from ..store.deadletters import dead_letter_store, describe
+from . import add_store_option, store_path
 
 ACTIONS = ("list", "retry", "purge")
 
@@ -25,7 +27,7 @@ class Command(ScrapyCommand):
     default_settings = {"LOG_ENABLED": False}
 
     def syntax(self) -> str:
-        return "list|retry|purge [--host HOST] [--kind KIND] [--json]"
+        return "list|retry|purge [--host HOST] [--kind KIND] [--json] [--store URI]"
 
     def short_desc(self) -> str:
         return "List, retry or purge the requests that ran out of retries (the dead-letter queue)"
@@ -35,11 +37,17 @@ class Command(ScrapyCommand):
         parser.add_argument("--host", help="only this host's")
         parser.add_argument("--kind", help="only this kind (dns, timeout, connection_refused, http_503, ...)")
         parser.add_argument("--json", action="store_true", help="one JSON document instead of a table")
+        add_store_option(parser)
 
     def run(self, args: list[str], opts) -> None:
         if len(args) != 1 or args[0] not in ACTIONS:
             raise UsageError(f"give one action: {', '.join(ACTIONS)}")
-        store = dead_letter_store(self.settings)
+        settings = self.settings
+        if settings.get("DEADLETTERS_CLASS").endswith("SqliteDeadLetters") and not settings.get("DEADLETTERS_DB"):
+            # The crawl's own queue, beside its store; never a new empty one.
+            settings = settings.copy()
+            settings.set("STORE_URI", "sqlite:///" + os.path.abspath(store_path(opts.store, self.settings)))
+        store = dead_letter_store(settings)
         try:
             if args[0] == "list":
                 letters = store.list(opts.host, opts.kind)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from scrapy.commands import ScrapyCommand
 
+from ..console import refused
 from ..sandbox.harness import SandboxProcess, run_crawl
 
 
@@ -48,6 +49,8 @@ class Command(ScrapyCommand):
                     "MIN_INTERVAL": opts.interval,
                     "LOG_LEVEL": "INFO",
                     "WACZ_ON_CLOSE": True,  # data/demo/crawl.wacz: the crawl, ready for replay
+                    # scrapy report, wacz and deadletters find it (the last crawl) with no --store
+                    "LAST_CRAWL_FILE": self.settings.get("LAST_CRAWL_FILE"),
                 },
             )
             # The frontier's promise: next request no sooner than the last one's finish + interval.
@@ -77,6 +80,7 @@ class Command(ScrapyCommand):
             "max_concurrency": report["max_concurrency"],
             "violations": report["violations"],
             "robots_forbidden": result.stats.get("crawlproj/robots_forbidden", 0),
+            "not_crawled": refused(result.stats),
             "exact_duplicates": duplicates.get("exact", 0),
             "near_duplicates": duplicates.get("near", 0),
             "warc_files": warc_files,
@@ -87,6 +91,13 @@ class Command(ScrapyCommand):
         print()
         print(f"pages stored      {pages} from {hosts} hosts ({links} links)")
         print(f"errors            {errors}")
+        stats = result.stats
+        robots_5xx = sum(v for k, v in stats.items() if k.startswith("robotstxt/response_status_count/5"))
+        not_crawled = ", ".join(f"{n} refused by {why}" if why != "scope" else f"{n} out of scope"
+                                for why, n in refused(stats).items() if n) or "nothing refused"
+        print(f"not crawled       {not_crawled}"
+              + (f"; {robots_5xx} host(s) answered robots.txt with a 5xx, so they stay off-limits "
+                 f"until it answers (RFC 9309)" if robots_5xx else ""))
         print(f"speed             {summary['pages_per_s']} pages/s over {summary['elapsed_s']} s")
         print(f"data              {db}  (tables pages, links, duplicates, hosts, fetch_errors)")
         print(f"duplicates        {summary['exact_duplicates']} exact, {summary['near_duplicates']} near "

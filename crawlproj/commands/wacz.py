@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from . import add_store_option, store_path
+from ..store import parse_store_uri
 from ..store.archive import digest_index_path
 from ..store.wacz import WaczError, default_wacz_path, write_wacz
 
@@ -27,9 +29,11 @@ class Command(ScrapyCommand):
 
     def run(self, args: list[str], opts) -> None:
         path = store_path(opts.store, self.settings)
+        # The settings' digest index is that of STORE_URI's crawl; another crawl keeps its own.
+        own = os.path.abspath(path) == os.path.abspath(parse_store_uri(self.settings.get("STORE_URI"))[1])
         try:
             package = write_wacz(path, opts.out or default_wacz_path(path), opts.title,
-                                 None if opts.store else digest_index_path(self.settings))  # --store: its own
+                                 digest_index_path(self.settings) if own else None)
         except WaczError as exc:
             raise UsageError(str(exc)) from None
         print(json.dumps({"wacz": package.path, "pages": package.pages, "warc_files": package.warc_files,

@@ -21,6 +21,8 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 
+from ..console import note_refusal
+
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
@@ -63,6 +65,7 @@ class AddressSafetyMiddleware:
 
     def _refuse(self, request: Request, host: str, address: str, kind: str) -> None:
         self.crawler.stats.inc_value(f"address_safety/refused/{kind}")
+        note_refusal(self.crawler, host, "address_safety", f"{kind}: {address}")
         raise AddressRefused(f"{kind}: {host} is {address}; address safety refused {request.url}", kind)
 
     async def process_request(self, request: Request, spider: Any = None) -> None:

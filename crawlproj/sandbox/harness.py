@@ -113,7 +113,8 @@ def crawl_command(spider: str, args: dict[str, str] | None = None, settings: dic
     for key, value in (args or {}).items():
         cmd += ["-a", f"{key}={value}"]
     # The sandbox profile unless told otherwise: it serves every host from one loopback address.
-    for key, value in {"PROFILE": "sandbox", **(settings or {})}.items():
+    # Not recorded as the user's last crawl (LAST_CRAWL_FILE), unless asked: a test's store goes.
+    for key, value in {"PROFILE": "sandbox", "LAST_CRAWL_FILE": "", **(settings or {})}.items():
         cmd += ["-s", f"{key}={json.dumps(value) if isinstance(value, (dict, list)) else value}"]
     return cmd
 

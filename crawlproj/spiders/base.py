@@ -14,6 +14,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
 from .. import signals as crawl_signals
+from ..console import note_refusal
 from ..content.extract import ExtractedLink, is_html, iter_links, page_budget, parsed_page
 from ..content.language import declared_language
 from ..content.offload import PageWorkers, StageTimeout
@@ -320,6 +321,7 @@ class CrawlSpiderBase(scrapy.Spider):
             reason = self.scope.refuses(link.url)
             if reason:
                 self.count(f"out_of_scope/{reason}")
+                note_refusal(self.crawler, host_of(link.url), "scope", reason)
                 continue
             followed[link.url] = None
         if "noindex" in directives:
@@ -415,6 +417,7 @@ class CrawlSpiderBase(scrapy.Spider):
         url = self.canonical(linked) or linked
         if kind == "ignored" and "robots.txt" in str(failure.value):
             self.count("robots_forbidden")
+            note_refusal(self.crawler, host_of(url), "robots", url)
             yield Skipped(url, "robots")
             return
         if kind == "ignored" and str(failure.value).startswith(AI_USE_RESERVED):

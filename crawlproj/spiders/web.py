@@ -8,8 +8,9 @@ from typing import Any
 
 from scrapy.crawler import Crawler
 
-from ..scope import Scope
 from ..config import BadInput
+from ..scope import Scope
+from ..urls import InvalidURL, canonicalize
 from .base import CrawlSpiderBase, read_seed_lines, sitemap_arg
 
 
@@ -51,13 +52,24 @@ class WebSpider(CrawlSpiderBase):
     def check_input(cls, settings: Any, seeds: str | None = None, sitemap: str | None = None, **_: Any) -> None:
         """Refuse a seeds file that cannot be read, or a sitemap URL that is not one, before the
         crawl starts (a line that is not UTF-8 is skipped and counted when the seeds are read)."""
-        sitemap_arg(sitemap, tuple(settings.getlist("SESSION_ID_PARAMS")), settings.getint("URL_MAX_LENGTH"))
-        for path in _seed_paths(seeds or settings.get("SEEDS_FILE")):
+        session, max_length = tuple(settings.getlist("SESSION_ID_PARAMS")), settings.getint("URL_MAX_LENGTH")
+        sitemaps = sitemap_arg(sitemap, session, max_length)
+        paths, crawlable, first_bad = _seed_paths(seeds or settings.get("SEEDS_FILE")), 0, None
+        for path in paths:
             try:
                 with open(path, "rb") as fh:
-                    fh.read(1)
+                    for number, raw in read_seed_lines(fh):
+                        try:
+                            canonicalize(raw or "", session_params=session, max_length=max_length)
+                            crawlable += 1
+                        except InvalidURL as exc:
+                            first_bad = first_bad or f"{path}:{number}: {exc}"
             except OSError as exc:
                 raise BadInput(f"seeds file {path}: {exc.strerror or exc}") from None
+        # A distributed worker may start with nothing: its seeds come through Redis (scrapy seed).
+        if paths and not crawlable and not sitemaps and "Distributed" not in str(settings.get("SCHEDULER")):
+            raise BadInput(f"seeds file {','.join(paths)}: no crawlable URL in it"
+                           + (f" (the first line that is not one: {first_bad})" if first_bad else " (it is empty)"))
 
     def seed_urls(self) -> list[str]:
         urls = []

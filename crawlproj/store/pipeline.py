@@ -58,6 +58,7 @@ class StorePipeline:
     def process_item(self, item: object, spider: Spider | None = None) -> object:
         if isinstance(item, PageItem):
             self.store.add_page(item)
+            self.crawler.stats.inc_value("store/pages")
         elif isinstance(item, FetchError):
             self.store.add_error(item)
         elif isinstance(item, Skipped):

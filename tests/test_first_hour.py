@@ -1,0 +1,80 @@
+"""A new user's first hour (issue 41): each command run as a user runs it, checked by what they see."""
+
+import json
+import subprocess
+import sys
+
+from crawlproj.sandbox.harness import PROJECT_DIR, crawl_command, run_crawl
+
+CONTACT = "crawlproj-tests/0.1 (+https://crawlproj.test/contact)"
+
+
+def scrapy(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scrapy", *args], cwd=PROJECT_DIR, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_a_refused_crawl_says_why_names_the_setting_and_exits_1(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory("--hosts", "1", "--pages", "3")
+    proc = scrapy("crawl", "site", "-a", f"url=http://127.0.0.1:{sandbox.port}/", "-s", f"USER_AGENT={CONTACT}",
+                  "-s", f"STORE_URI=sqlite:///{tmp_path}/crawl.db", "-s", "LAST_CRAWL_FILE=", "-s",
+                  "DASHBOARD_ENABLED=False", "-s", "RENDER_MODE=never")
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("crawlproj: no page was stored: address safety refused") and "ADDRESS_ALLOWLIST" in last
+    # The host's refusal was said once, at WARNING, with the setting that changes it.
+    said = [line for line in proc.stderr.splitlines() if "127.0.0.1: not crawled: address safety refused it" in line]
+    assert len(said) == 1 and "WARNING" in said[0] and "ADDRESS_ALLOWLIST" in said[0]
+    assert sandbox.records() == []  # nothing reached the server
+
+
+def test_a_user_agent_without_a_contact_and_seeds_without_a_url_are_refused(tmp_path):
+    proc = scrapy("crawl", "site", "-a", "url=https://example.org/", "-s", "USER_AGENT=mybot")
+    assert proc.returncode == 2 and "setting USER_AGENT='mybot' is invalid: names no contact" in proc.stderr
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("# my seeds\nexample.org\nftp://example.org/pub/\n")
+    proc = scrapy("crawl", "web", "-a", f"seeds={seeds}", "-s", f"USER_AGENT={CONTACT}")
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("crawlproj: ")]
+    assert proc.returncode == 2 and len(lines) == 1 and "no crawlable URL in it" in lines[0], proc.stderr[-1500:]
+    assert f"{seeds}:2" in lines[0] and "Spider opened" not in proc.stderr
+
+
+def test_the_console_shows_progress_refusals_and_a_summary_not_a_stats_dump(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory("--hosts", "4", "--pages", "12", "--cross-host", "0", "--host", "3:robots=private")
+    result = run_crawl("web", tmp_path, args={"seeds": sandbox.seeds_file}, settings={
+        "HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{tmp_path}/crawl.db", "MIN_INTERVAL": 0.3,
+        "PROGRESS_INTERVAL": 1, "RENDER_MODE": "never"})
+    assert result.returncode == 0, result.log[-2000:]
+    log = result.log
+    progress = [line for line in log.splitlines() if "URLs queued" in line]
+    assert progress and "pages (" in progress[0] and "hosts active" in progress[0] and "errors" in progress[0]
+    assert any("done about" in line for line in progress)  # the completion estimate, as a clock time
+    said = [line for line in log.splitlines() if "h3.sandbox.test: its robots.txt disallows some of its URLs" in line]
+    assert len(said) == 1 and "WARNING" in said[0]
+    stored = result.stats["store/pages"]
+    assert f"{stored:,} pages stored in sqlite:///{tmp_path}/crawl.db" in log
+    assert "refused by robots.txt" in log and "next: scrapy report --store" in log
+    assert "Dumping Scrapy stats" not in log and "Enabled downloader middlewares" not in log
+    assert len(log.splitlines()) < 60  # was over 200 lines for a crawl this size
+
+
+def test_every_command_finds_the_last_crawl_and_says_which(sandbox_factory, tmp_path):
+    sandbox = sandbox_factory("--hosts", "2", "--pages", "4")
+    record = tmp_path / "last.json"
+    db = tmp_path / "crawl" / "crawl.db"
+    result = run_crawl("web", tmp_path / "crawl", args={"seeds": sandbox.seeds_file}, settings={
+        "HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{db}", "LAST_CRAWL_FILE": str(record),
+        "MIN_INTERVAL": 0.02, "RENDER_MODE": "never"})
+    assert result.returncode == 0, result.log[-2000:]
+    assert json.loads(record.read_text())["store"] == f"sqlite:///{db}"
+    said = f"reading the crawl in {db} (the last crawl's, as {record} records)"
+    for command in (["wacz"], ["deadletters", "list"], ["report", "--out", str(tmp_path / "report")]):
+        proc = scrapy(*command, "-s", f"LAST_CRAWL_FILE={record}", timeout=120)
+        assert proc.returncode == 0 and said in proc.stderr, (command, proc.stderr[-1500:])
+    assert (db.parent / "crawl.wacz").exists()
+    # deadletters read the crawl's own queue, beside its store, not a new empty one of the settings
+    assert (db.parent / "crawl.deadletters.db").exists()
+
+
+def test_a_test_crawl_is_not_recorded_as_the_users_last():
+    assert "LAST_CRAWL_FILE=" in crawl_command("web")
