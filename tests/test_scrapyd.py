@@ -71,3 +71,43 @@ def test_deploy_with_scrapyd_and_run_two_distributed_jobs(redis_server, sandbox_
     assert all(n > 0 for n in per_shard) and sum(per_shard) == len(pages)  # both worked, none twice
     report = sandbox.report(interval=0.2)
     assert report["violations"] == 0 and report["max_concurrency"] == 1
+
+
+def test_a_scrapyd_job_that_cannot_start_says_why_in_its_log_and_the_egg_carries_the_seeds(tmp_path):
+    """The egg Scrapyd runs has no checkout around it: it carries seeds/ (a job with no -a seeds
+    reads seeds/default.txt from it) and no test sandbox; a job that cannot start ends its own
+    log with one ERROR line saying why (Scrapyd lists it as finished either way)."""
+    egg = tmp_path / "crawlproj.egg"
+    built = subprocess.run([str(BIN / "scrapyd-deploy"), "--build-egg", str(egg)], cwd=PROJECT_DIR,
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stdout + built.stderr
+    import zipfile
+
+    names = zipfile.ZipFile(egg).namelist()
+    assert "seeds/default.txt" in names
+    elsewhere = tmp_path / "job-folder"  # a job's working folder: no seeds/ in it
+    elsewhere.mkdir()
+    read = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(egg)!r}); "
+                           "from crawlproj.spiders.web import read_seeds_file; "
+                           "print(len(read_seeds_file('seeds/default.txt').splitlines()))"],
+                          cwd=elsewhere, capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": ""})
+    assert read.returncode == 0 and int(read.stdout) > 1, read.stderr
+    with ScrapydServer(str(BIN / "scrapyd")) as scrapyd:
+        config = tmp_path / "xdg"
+        config.mkdir()
+        (config / "scrapy.cfg").write_text(f"[deploy:test]\nurl = {scrapyd.url}\nproject = crawlproj\n")
+        deploy = subprocess.run([str(BIN / "scrapyd-deploy"), "test", "-p", "crawlproj"], cwd=PROJECT_DIR,
+                                capture_output=True, text=True, timeout=300,
+                                env={**os.environ, "XDG_CONFIG_HOME": str(config)})
+        assert deploy.returncode == 0, deploy.stdout + deploy.stderr
+        job = call(scrapyd.url + "schedule.json", {"project": "crawlproj", "spider": "web",
+                                                     "setting": ["MIN_INTERVALL=1", "PROFILE=sandbox"]})["jobid"]
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if job in {j["id"] for j in call(scrapyd.url + "listjobs.json?project=crawlproj")["finished"]}:
+                break
+            time.sleep(0.5)
+        log = (Path(scrapyd.dir) / "logs" / "crawlproj" / "web" / f"{job}.log").read_text()
+    errors = [line for line in log.splitlines() if " ERROR: " in line]
+    assert len(errors) == 1 and "crawlproj: setting MIN_INTERVALL='1' is invalid" in errors[0], log[-2000:]
+    assert "did you mean MIN_INTERVAL?" in errors[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 from scrapy.commands.crawl import Command as ScrapyCrawl
@@ -21,6 +22,8 @@ class Command(ScrapyCrawl):
             settings = self._check_input(args, opts)
         except BadInput as exc:
             print(f"crawlproj: {exc}", file=sys.stderr)
+            if self.settings.get("LOG_FILE"):  # a Scrapyd job: its log is where the user looks
+                logging.getLogger("crawlproj").error("crawlproj: %s", exc)
             self.exitcode = 2
             return
         if self.settings.getint("WORKERS") <= 1:

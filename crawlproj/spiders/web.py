@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.resources
+import os
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -17,6 +19,21 @@ from .base import CrawlSpiderBase, read_seed_lines, sitemap_arg
 def _seed_paths(files: str | None) -> list[str]:
     """``FILE[,FILE...]`` as paths."""
     return [p for p in (p.strip() for p in str(files or "").split(",")) if p]
+
+
+def read_seeds_file(path: str) -> bytes:
+    """A seeds file's bytes. ``seeds/<name>`` missing from the working folder (a Scrapyd job runs
+    in one of its own) is read from the ``seeds`` package the egg carries; OSError otherwise."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        parts = os.path.normpath(path).split(os.sep)
+        if len(parts) == 2 and parts[0] == "seeds":
+            packaged = importlib.resources.files("seeds").joinpath(parts[1])
+            if packaged.is_file():
+                return packaged.read_bytes()
+        raise
 
 
 class WebSpider(CrawlSpiderBase):
@@ -57,15 +74,15 @@ class WebSpider(CrawlSpiderBase):
         paths, crawlable, first_bad = _seed_paths(seeds or settings.get("SEEDS_FILE")), 0, None
         for path in paths:
             try:
-                with open(path, "rb") as fh:
-                    for number, raw in read_seed_lines(fh):
-                        try:
-                            canonicalize(raw or "", session_params=session, max_length=max_length)
-                            crawlable += 1
-                        except InvalidURL as exc:
-                            first_bad = first_bad or f"{path}:{number}: {exc}"
+                lines = read_seeds_file(path).splitlines()
             except OSError as exc:
                 raise BadInput(f"seeds file {path}: {exc.strerror or exc}") from None
+            for number, raw in read_seed_lines(lines):
+                try:
+                    canonicalize(raw or "", session_params=session, max_length=max_length)
+                    crawlable += 1
+                except InvalidURL as exc:
+                    first_bad = first_bad or f"{path}:{number}: {exc}"
         # A distributed worker may start with nothing: its seeds come through Redis (scrapy seed).
         if paths and not crawlable and not sitemaps and "Distributed" not in str(settings.get("SCHEDULER")):
             raise BadInput(f"seeds file {','.join(paths)}: no crawlable URL in it"
@@ -74,17 +91,16 @@ class WebSpider(CrawlSpiderBase):
     def seed_urls(self) -> list[str]:
         urls = []
         for path in _seed_paths(self.seed_files):
-            with open(path, "rb") as fh:
-                for number, raw in read_seed_lines(fh):
-                    if raw is None:
-                        self.count("seeds_not_utf8")
-                        self.logger.warning("%s:%d: not UTF-8, skipped", path, number)
-                        continue
-                    url = self.canonical(raw)
-                    if url is None:
-                        self.logger.warning("%s:%d: not a crawlable URL: %r", path, number, raw)
-                    else:
-                        urls.append(url)
+            for number, raw in read_seed_lines(read_seeds_file(path).splitlines()):
+                if raw is None:
+                    self.count("seeds_not_utf8")
+                    self.logger.warning("%s:%d: not UTF-8, skipped", path, number)
+                    continue
+                url = self.canonical(raw)
+                if url is None:
+                    self.logger.warning("%s:%d: not a crawlable URL: %r", path, number, raw)
+                else:
+                    urls.append(url)
         self.count("seeds", len(urls))
         return urls
 

@@ -1,0 +1,1 @@
+"""Seed lists for `scrapy crawl web`: one URL a line. A package, so that the egg Scrapyd runs carries them."""
