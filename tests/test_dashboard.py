@@ -111,11 +111,18 @@ def test_dashboard_in_headless_chromium_during_a_crawl(sandbox_factory, tmp_path
             assert all("min_interval=" in r[4] for r in fetched)
             assert {r[1] for r in rows} == {"local"}
             assert any(r[6] in ("rules", "allow all (absent)", "disallow all (unreachable)") for r in rows)
-            assert "local:" in page.text_content("#unplaced")
+            # One place only: said in words, the map hidden.
+            assert page.text_content("#unplaced") == "All 5 servers are in one place: local."
+            assert page.eval_on_selector("#map", "m => getComputedStyle(m).display") == "none"
             assert page.eval_on_selector_all("#map path[data-country]", "p => p.length") > 150
             frontier = dict(page.eval_on_selector_all(
                 "#frontier tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[1].textContent])"))
             assert {"queued", "in memory", "on disk", "active hosts", "due hosts"} <= set(frontier)
+            # The estimate as a clock time and a duration; the chart fills its panel, with a time axis.
+            assert frontier["finishes"] == "not yet known" or frontier["finishes"].startswith("about "), frontier
+            fills = page.evaluate("(() => { const c = document.getElementById('chart'); "
+                                  "return c.width >= c.parentElement.clientWidth - 40; })()")
+            assert fills
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
             # The operator pauses: the server sees no request while paused; resume goes on.

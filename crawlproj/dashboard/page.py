@@ -1,6 +1,6 @@
 """The dashboard page: one HTML file, no external assets (it must work with no internet).
 
-Plain JavaScript draws everything: the pages/s chart on a canvas, the tables, and
+Plain JavaScript draws everything: the pages/s chart on a canvas (filling its panel, with a time axis), the tables, and
 the servers as dots on the inline SVG world map of :func:`crawlproj.geo.world_map_svg`
 (equirectangular, the projection of :func:`crawlproj.geo.project`). The page follows
 ``/events`` (Server-Sent Events); the browser reconnects by itself if the stream drops.
@@ -29,7 +29,7 @@ _SCRIPT = """
 const TOKEN = new URLSearchParams(location.search).get('token') || '';
 const CENTRES = JSON.parse(document.getElementById('centres').textContent);
 const $ = id => document.getElementById(id);
-const fmt = v => v === null || v === undefined ? '' : (typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(3) : String(v));
+const fmt = v => v === null || v === undefined ? '' : (typeof v === 'number' && !Number.isInteger(v) ? String(Number(v.toPrecision(3))) : String(v));
 function cells(tr, values, numeric) {
   tr.replaceChildren(...values.map((v, i) => { const td = document.createElement('td');
     td.textContent = fmt(v); if (numeric && numeric[i]) td.className = 'n'; return td; }));
@@ -39,16 +39,39 @@ function fillTable(id, rows, numeric) {
   body.replaceChildren(...rows.map(r => { const tr = document.createElement('tr'); cells(tr, r, numeric); return tr; }));
 }
 function chart(series) {
-  const c = $('chart'), g = c.getContext('2d'), w = c.width, h = c.height;
+  // Fills its panel; a time axis (clock times) below and a pages/s axis at the left.
+  const c = $('chart'), g = c.getContext('2d');
+  c.width = Math.max(240, c.clientWidth); c.height = 180;
+  const w = c.width, h = c.height, left = 44, bottom = 18;
   g.clearRect(0, 0, w, h);
-  if (series.length < 2) return;
+  g.fillStyle = '#555'; g.font = '11px sans-serif';
+  if (series.length < 2) { g.fillText('waiting for the first readings…', left, h / 2); return; }
   const t0 = series[0][0], t1 = series[series.length - 1][0] || t0 + 1;
   const top = Math.max(1, ...series.map(s => s[1])) * 1.1;
-  g.strokeStyle = '#ccd'; g.beginPath(); g.moveTo(0, h - 1); g.lineTo(w, h - 1); g.stroke();
+  const x = t => left + (t - t0) / Math.max(1e-9, t1 - t0) * (w - left - 6), y = r => h - bottom - r / top * (h - bottom - 8);
+  g.strokeStyle = '#ccd'; g.beginPath(); g.moveTo(left, 4); g.lineTo(left, h - bottom); g.lineTo(w, h - bottom); g.stroke();
+  g.textAlign = 'right'; g.fillText(top.toFixed(1), left - 4, 12); g.fillText('0', left - 4, h - bottom);
+  g.save(); g.translate(10, (h - bottom) / 2); g.rotate(-Math.PI / 2); g.textAlign = 'center';
+  g.fillText('pages/s', 0, 0); g.restore();
+  g.textAlign = 'left'; g.fillText(duration(t1 - t0) + ' ago', left, h - 4);
+  g.textAlign = 'right'; g.fillText('now', w - 2, h - 4);
+  g.textAlign = 'center'; g.fillText('time', (left + w) / 2, h - 4);
   g.strokeStyle = '#1f6fb2'; g.lineWidth = 2; g.beginPath();
-  series.forEach(([t, r], i) => { const x = (t - t0) / Math.max(1e-9, t1 - t0) * (w - 4) + 2, y = h - 2 - r / top * (h - 14);
-    i ? g.lineTo(x, y) : g.moveTo(x, y); });
-  g.stroke(); g.fillStyle = '#555'; g.font = '11px sans-serif'; g.fillText(top.toFixed(1) + ' pages/s', 4, 11);
+  series.forEach(([t, r], i) => i ? g.lineTo(x(t), y(r)) : g.moveTo(x(t), y(r)));
+  g.stroke();
+}
+function duration(seconds) {
+  seconds = Math.max(0, Math.round(seconds));
+  if (seconds < 60) return seconds + ' s';
+  if (seconds < 3600) return Math.floor(seconds / 60) + ' min ' + String(seconds % 60).padStart(2, '0') + ' s';
+  return Math.floor(seconds / 3600) + ' h ' + String(Math.floor(seconds % 3600 / 60)).padStart(2, '0') + ' min';
+}
+function finishes(s) {
+  const e = s.estimate;
+  if (!e) return 'not yet known';
+  const at = new Date((s.time + e.seconds) * 1000).toLocaleTimeString([], {hour: '2-digit', minute: '2-digit'});
+  return 'about ' + at + ' (in ' + duration(e.seconds) + '; ' + duration(e.low) + ' to ' + duration(e.high) +
+    (e.growing ? '; still growing' : '') + ')';
 }
 function drawMap(locations) {
   const layer = document.querySelector('#map .servers'), aside = [];
@@ -64,7 +87,11 @@ function drawMap(locations) {
     const title = document.createElementNS('http://www.w3.org/2000/svg', 'title');
     title.textContent = c[2] + ': ' + count + ' servers'; dot.appendChild(title); layer.appendChild(dot);
   }
-  $('unplaced').textContent = aside.join(', ');
+  // The map only when there is more than one place; else a sentence.
+  const places = Object.keys(locations), total = Object.values(locations).reduce((a, b) => a + b, 0);
+  $('map').style.display = places.length > 1 ? '' : 'none';
+  $('unplaced').textContent = places.length > 1 ? (aside.length ? 'Not on the map: ' + aside.join(', ') : '')
+    : places.length ? 'All ' + total + ' servers are in one place: ' + places[0] + '.' : 'No server yet.';
 }
 function show(s) {
   $('spider').textContent = s.spider; $('worker').textContent = s.worker;
@@ -78,9 +105,7 @@ function show(s) {
   fillTable('frontier', [['queued', f.queued], ['in memory', f.memory], ['on disk', f.disk], ['front tier', f.front],
     ['back tier', f.back], ['spill bytes', f.spill_bytes], ['active hosts', f.active_hosts],
     ['due hosts', f.due_hosts], ['in flight', f.in_flight],
-    ['finishes in s (range)', s.estimate ? Math.round(s.estimate.seconds) + ' (' + Math.round(s.estimate.low) + '-' +
-      Math.round(s.estimate.high) + ', ' + s.estimate.bound + (s.estimate.growing ? ', still growing' : '') + ')'
-      : 'not yet known'],
+    ['finishes', finishes(s)],
     ['dead letters', s.deadletters || 0], ['store commit lag s', s.store ? s.store.commit_lag_s : ''],
     ['memory MB', s.memory ? Math.round(s.memory.rss_bytes / 1048576) : ''],
     ['memory growth MB per 1,000 pages', s.memory && s.memory.growth_per_1000_pages !== null
@@ -142,13 +167,13 @@ def render_page(role: str) -> str:
 <span><span id="pages">0</span> pages</span><span><span id="pages-per-s">0</span> pages/s</span>
 <span>updated <span id="updated"></span> <span id="stale"></span></span>{controls}</header>
 <main>
-<section><h2>Pages per second</h2><canvas id="chart" width="520" height="160"></canvas></section>
+<section><h2>Pages per second</h2><canvas id="chart" width="520" height="180" style="width:100%"></canvas></section>
 <section><h2>Errors by kind</h2>{_table("errors", "kind", "count")}</section>
 <section><h2>Frontier</h2>{_table("frontier", "", "")}</section>
 <section><h2>Duplicates, revisits, renders, ordering</h2>{_table("rates", "", "")}</section>
 <section class="wide"><h2>Servers by location</h2>
 {world_map_svg({}, element_id="map")}
-<div>Not on the map: <span id="unplaced"></span></div></section>
+<div id="unplaced"></div></section>
 <section class="wide" id="workers-panel" hidden><h2>Workers (over Redis)</h2>
 {_table("workers", "worker", "age s", "pages", "pages/s", "in flight", "active hosts", "hosts")}</section>
 <section class="wide"><h2>Hosts (<span id="hosts-shown"></span>, most recently active first)</h2>{hosts}</section>
