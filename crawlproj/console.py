@@ -160,6 +160,7 @@ class Console:
         self.last_crawl_file = s.get("LAST_CRAWL_FILE")
         self.store = s.get("STORE_URI")
         self.stats_file = s.get("STATS_FILE") or default_stats_file(self.store)
+        self.incremental = s.get("REVISIT_MODE") == "incremental"
         self._said: set[tuple[str, str]] = set()
         self._hosts_said = 0
         self._started = time.monotonic()
@@ -203,7 +204,9 @@ class Console:
                                   self.store, self.stats_file):
             logger.info(line)
         why = empty_crawl_reason(values)
-        if why is not None:
+        if why is not None and self.incremental:  # continuous: a spell with nothing due or new is normal
+            logger.info("%s; nothing was due for a revisit, nor new", why)
+        elif why is not None:
             stats.set_value("crawlproj/empty_crawl", why)
             EMPTY_CRAWLS.append(why)
             logger.warning(why)

@@ -78,3 +78,21 @@ def test_every_command_finds_the_last_crawl_and_says_which(sandbox_factory, tmp_
 
 def test_a_test_crawl_is_not_recorded_as_the_users_last():
     assert "LAST_CRAWL_FILE=" in crawl_command("web")
+
+
+def test_an_incremental_crawl_over_a_stored_crawl_does_not_fetch_its_pages_again(sandbox_factory, tmp_path):
+    """The first incremental run after a local crawl of the same store: pages already stored are
+    the refresher's (revisited when due, an hour on here), not new URLs to fetch again."""
+    sandbox = sandbox_factory("--hosts", "3", "--pages", "10", "--no-robots-mix")
+    db = f"sqlite:///{tmp_path}/crawl.db"
+    first = run_crawl("web", tmp_path / "local", args={"seeds": sandbox.seeds_file}, settings={
+        "HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": db, "MIN_INTERVAL": 0.02, "RENDER_MODE": "never"})
+    assert first.returncode == 0 and first.stats["store/pages"] >= 20, first.log[-2000:]
+    sandbox.reset()
+    again = run_crawl("web", tmp_path / "incremental", args={"seeds": sandbox.seeds_file}, settings={
+        "HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": db, "MIN_INTERVAL": 0.02, "RENDER_MODE": "never",
+        "REVISIT_MODE": "incremental", "JOBDIR": str(tmp_path / "job"), "CLOSESPIDER_TIMEOUT": 8})
+    assert again.returncode == 0, again.log[-2000:]  # continuous: a spell with nothing due is no failure
+    assert again.stats["revisit/stored_marked_seen"] == first.stats["store/pages"]
+    fetched = [r.path for r in sandbox.records() if r.path != "/robots.txt"]
+    assert fetched == [], fetched

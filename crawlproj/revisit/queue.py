@@ -204,6 +204,11 @@ class RevisitQueue(BufferedWrites):
         return [row_state(r) for r in self.conn.execute(
             f"SELECT {', '.join(COLUMNS)} FROM revisit ORDER BY RANDOM() LIMIT ?", (n,))]
 
+    def urls(self) -> Iterator[str]:
+        """Every URL the queue tracks (each a stored page)."""
+        for (url,) in self.conn.execute("SELECT url FROM revisit"):
+            yield url
+
     def count(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM revisit").fetchone()[0]
 

@@ -81,10 +81,27 @@ class Refresher:
         sig = self.crawler.signals
         sig.connect(self.spider_idle, signal=signals.spider_idle)
         sig.connect(self.pages_committed, signal=crawl_signals.pages_committed)
+        self._mark_stored_seen()
         self._loop = task.LoopingCall(self.tick)
         self._loop.start(self.every, now=True)
         logger.info("incremental mode: %d URLs in the revisit queue, horizon %.0f s", self.queue.count(),
                     self.horizon)
+
+    def _mark_stored_seen(self) -> None:
+        """The pages already stored are the refresher's: each is revisited when it falls due, and
+        discovery does not fetch it again meanwhile. A crawl started over a store with a fresh
+        frontier (a first incremental run after a local one) had spent its first minutes
+        fetching pages it had, as if new."""
+        frontier = getattr(getattr(self.crawler.engine, "_slot", None), "scheduler", None)
+        mark = getattr(getattr(frontier, "df", None), "mark_seen_key", None)
+        urls = getattr(self.queue, "urls", None)
+        if mark is None or urls is None:
+            return
+        marked = 0
+        for url in urls():
+            mark(url)
+            marked += 1
+        self.stats.set_value("revisit/stored_marked_seen", marked)
 
     def spider_closed(self, spider: Spider) -> None:
         if self._loop is not None and self._loop.running:
