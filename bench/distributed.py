@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crawlproj.distributed.dupefilter import bloom_shape  # noqa: E402
 from crawlproj.distributed.frontier import RedisFrontier  # noqa: E402
-from crawlproj.sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command  # noqa: E402
-from crawlproj.sandbox.servers import RedisServer  # noqa: E402
+from sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command  # noqa: E402
+from sandbox.servers import RedisServer  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from politeness import scrapy_redis_settings  # noqa: E402

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crawlproj.content.main_text import decode, main_text  # noqa: E402
 from crawlproj.content.near_duplicates import jaccard, shingles  # noqa: E402
-from crawlproj.sandbox.graph import SandboxConfig, SandboxWeb  # noqa: E402
+from sandbox.graph import SandboxConfig, SandboxWeb  # noqa: E402
 
 
 def trafilatura_text(body: bytes, charset: str) -> str:

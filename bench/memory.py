@@ -1,6 +1,6 @@
 """Memory over long crawls of real pages: resident set against pages, for every process of the crawl.
 
-Real documentation sites from Debian packages (crawlproj.sandbox.docsites.LONG_SITES: the
+Real documentation sites from Debian packages (sandbox.docsites.LONG_SITES: the
 throughput bench's five plus the OpenJDK API reference, Boost and Erlang/OTP, about 21,000
 HTML pages) are served by nginx on loopback, each as its own virtual host. Every
 ``--every`` seconds the bench reads, from /proc, the resident set of the crawl process,
@@ -43,9 +43,9 @@ sys.path.insert(0, str(ROOT))
 
 from crawlproj.memory import pss_bytes, rss_bytes, slope  # noqa: E402
 from crawlproj.rendering.browser import browser_rss, descendants  # noqa: E402
-from crawlproj.sandbox.docsites import DOMAIN, HOST_RESOLVE, LONG_SITES, TEST_SITES, ensure_installed  # noqa: E402
-from crawlproj.sandbox.harness import crawl_command, error_lines  # noqa: E402
-from crawlproj.sandbox.servers import NginxServer  # noqa: E402
+from sandbox.docsites import DOMAIN, HOST_RESOLVE, LONG_SITES, TEST_SITES, ensure_installed  # noqa: E402
+from sandbox.harness import crawl_command, error_lines  # noqa: E402
+from sandbox.servers import NginxServer  # noqa: E402
 
 MB = 2**20
 NO_INTERVAL = {"MIN_INTERVAL": 0, "INTERVAL_DURATION_FACTOR": 0, "WASEDA_INTERVAL_ENABLED": False,

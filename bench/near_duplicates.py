@@ -47,8 +47,8 @@ from crawlproj.content.extract import title_and_text  # noqa: E402
 from crawlproj.content.main_text import main_text  # noqa: E402
 from crawlproj.content.near_duplicates import NearDuplicateIndex, jaccard, shingles  # noqa: E402
 from crawlproj.content.page import ParsedPage  # noqa: E402
-from crawlproj.sandbox.graph import SandboxConfig, SandboxWeb  # noqa: E402
-from crawlproj.sandbox.harness import SandboxProcess, run_crawl  # noqa: E402
+from sandbox.graph import SandboxConfig, SandboxWeb  # noqa: E402
+from sandbox.harness import SandboxProcess, run_crawl  # noqa: E402
 
 THRESHOLD = 0.8
 

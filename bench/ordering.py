@@ -46,9 +46,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from crawlproj.sandbox.graph import TOPIC_WORDS_EN, TOPIC_WORDS_JA, TOPICS, SandboxConfig  # noqa: E402
-from crawlproj.sandbox.harness import SandboxProcess, run_crawl  # noqa: E402
-from crawlproj.sandbox.order_sim import ordering_web_options  # noqa: E402
+from sandbox.graph import TOPIC_WORDS_EN, TOPIC_WORDS_JA, TOPICS, SandboxConfig  # noqa: E402
+from sandbox.harness import SandboxProcess, run_crawl  # noqa: E402
+from sandbox.order_sim import ordering_web_options  # noqa: E402
 
 POLICIES = {"bfs": "bfs", "backlinks": "backlinks", "opic": "opic", "larger_sites": "larger_sites",
             "opic_backlinks": "opic:0.5,backlinks:0.5", "oracle": "scores"}

@@ -32,8 +32,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from crawlproj.sandbox.harness import SandboxProcess, run_crawl  # noqa: E402
-from crawlproj.sandbox.servers import RedisServer  # noqa: E402
+from sandbox.harness import SandboxProcess, run_crawl  # noqa: E402
+from sandbox.servers import RedisServer  # noqa: E402
 
 STOCK_SCRAPY = {
     "SCHEDULER": "scrapy.core.scheduler.Scheduler",
@@ -41,7 +41,7 @@ STOCK_SCRAPY = {
     "DOWNLOADER": "scrapy.core.downloader.Downloader",
     "DOWNLOADER_MIDDLEWARES": {
         "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": 100,
-        "crawlproj.politeness.robots.RobotsTxtMiddleware": None,
+        "crawlproj.downloadermiddlewares.robots_txt.RobotsTxtMiddleware": None,
     },
 }
 

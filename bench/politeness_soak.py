@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from crawlproj.sandbox.audit import politeness_report  # noqa: E402
-from crawlproj.sandbox.harness import SandboxProcess, run_crawl  # noqa: E402
+from sandbox.audit import politeness_report  # noqa: E402
+from sandbox.harness import SandboxProcess, run_crawl  # noqa: E402
 
 MIN_INTERVAL = 1.0
 CRAWL_DELAY = 3.0

@@ -49,9 +49,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crawlproj.rendering.browser import browser_rss, descendants  # noqa: E402
-from crawlproj.sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command  # noqa: E402
-from crawlproj.sandbox import docsites, spa_apps  # noqa: E402
-from crawlproj.sandbox.servers import NginxServer  # noqa: E402
+from sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command  # noqa: E402
+from sandbox import docsites, spa_apps  # noqa: E402
+from sandbox.servers import NginxServer  # noqa: E402
 
 INTERVAL = 0.05
 

@@ -20,11 +20,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import aiohttp  # noqa: E402
 
-from crawlproj.sandbox.harness import SandboxProcess  # noqa: E402
+from sandbox.harness import SandboxProcess  # noqa: E402
 
 
 async def _load(port: int, hosts: int, pages: int, seconds: float, connections: int, seed: int) -> tuple[int, int]:
-    from crawlproj.sandbox.graph import SandboxWeb
+    from sandbox.graph import SandboxWeb
 
     rng = random.Random(seed)
     ok = failed = 0

@@ -1,6 +1,6 @@
 """Pages per core on real pages: crawlproj against a bare Scrapy spider and Scrapy's default scheduler.
 
-Five real documentation sites from Debian packages (crawlproj.sandbox.docsites, about
+Five real documentation sites from Debian packages (sandbox.docsites, about
 6,400 pages from 2 KB to 4 MB) are served by nginx on loopback, each as its own
 virtual host. Every figure is read from nginx's own access log, never from a crawler.
 
@@ -46,10 +46,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crawlproj.sandbox.audit import politeness_report  # noqa: E402
-from crawlproj.sandbox.docsites import DOMAIN, HOST_RESOLVE, SITES, TEST_SITES, ensure_installed  # noqa: E402
-from crawlproj.sandbox.harness import crawl_command  # noqa: E402
-from crawlproj.sandbox.servers import NginxServer  # noqa: E402
+from sandbox.audit import politeness_report  # noqa: E402
+from sandbox.docsites import DOMAIN, HOST_RESOLVE, SITES, TEST_SITES, ensure_installed  # noqa: E402
+from sandbox.harness import crawl_command  # noqa: E402
+from sandbox.servers import NginxServer  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 WINDOW = 30.0  # seconds from a crawl's first request in which several hosts are still active
@@ -59,7 +59,7 @@ STOCK_SCHEDULER = {
     "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter",
     "DOWNLOADER": "scrapy.core.downloader.Downloader",
     "DOWNLOADER_MIDDLEWARES": {"scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": 100,
-                               "crawlproj.politeness.robots.RobotsTxtMiddleware": None},
+                               "crawlproj.downloadermiddlewares.robots_txt.RobotsTxtMiddleware": None},
 }
 NO_INTERVAL = {"MIN_INTERVAL": 0, "INTERVAL_DURATION_FACTOR": 0, "WASEDA_INTERVAL_ENABLED": False,
                "KEEPALIVE_CLOSE_PAUSE": 0}

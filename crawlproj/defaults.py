@@ -1,6 +1,6 @@
 """Every setting, declared once: ``NAME: check = default``, under a ``#:`` line saying what it is for.
 
-The check (from :mod:`crawlproj.config`) says what the setting accepts; every one runs
+The check (from :mod:`crawlproj.checks`) says what the setting accepts; every one runs
 at start-up (:func:`crawlproj.config.validate`) and a bad value stops the crawl with
 one line naming it. ``docs/settings.md`` is generated from this module
 (``python -m crawlproj.config``), and a test fails when the two disagree.
@@ -12,7 +12,7 @@ base; a profile there (``-s PROFILE=local``, ...) is applied over them by
 """
 
 # Not ``from __future__ import annotations``: each annotation is the check object itself.
-from crawlproj.config import (ai_uses, boolean, handlers, chromium, cidr_list, class_path, components, choice, fraction,
+from crawlproj.checks import (ai_uses, boolean, handlers, chromium, cidr_list, class_path, components, choice, fraction,
                               fraction_or_one, host_resolve, int_list, interval_pair, non_empty, number, port,
                               prioritizer, probability, readable_file, redis_url, regex_list, revisit_range,
                               store_uri, string_list, text, token, unit_interval)
@@ -87,8 +87,8 @@ COPY_HOST_SLOW_SHARE: number(float, 0) = 0.5
 COPY_HOST_CAP_SHARE: number(float, 0) = 0.9
 COPY_HOST_REST: number(float, 0) = 10.0
 #: Trap defences (hop limits, repeated segments, per-host caps) and the crawl ordering.
-SPIDER_MIDDLEWARES: components = {"crawlproj.traps.TrapDefenceMiddleware": 800,
-                      "crawlproj.ordering.middleware.OrderingMiddleware": 700}
+SPIDER_MIDDLEWARES: components = {"crawlproj.spidermiddlewares.trap_defence.TrapDefenceMiddleware": 800,
+                      "crawlproj.spidermiddlewares.ordering.OrderingMiddleware": 700}
 #: Only follow links to these domains (and their subdomains); empty: anywhere.
 ALLOWED_DOMAINS: string_list = []
 #: Only follow links whose host ends with one of these suffixes, e.g. [".jp"].
@@ -248,26 +248,26 @@ ADDRESS_ALLOWLIST: cidr_list = []
 #: Address safety first, then robots.txt, politeness feedback, page parsing and the render decision.
 DOWNLOADER_MIDDLEWARES: components = {
     # First: refuse internal addresses before anything (robots.txt included) connects.
-    "crawlproj.politeness.address_safety.AddressSafetyMiddleware": 50,
+    "crawlproj.downloadermiddlewares.address_safety.AddressSafetyMiddleware": 50,
     # The CGI hop limit again, for redirects, sitemap and seeded URLs (links met it already).
-    "crawlproj.traps.CgiHopLimitMiddleware": 60,
+    "crawlproj.downloadermiddlewares.cgi_hop_limit.CgiHopLimitMiddleware": 60,
     # Scrapy's redirects, a loop ending as a redirect_loop error (the URL-seen filter dropped it).
     "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
-    "crawlproj.politeness.redirects.LoopAwareRedirectMiddleware": 600,
+    "crawlproj.downloadermiddlewares.redirects.LoopAwareRedirectMiddleware": 600,
     "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
-    "crawlproj.politeness.redirects.LoopAwareMetaRefreshMiddleware": 580,
+    "crawlproj.downloadermiddlewares.redirects.LoopAwareMetaRefreshMiddleware": 580,
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-    "crawlproj.politeness.robots.RobotsTxtMiddleware": 100,
+    "crawlproj.downloadermiddlewares.robots_txt.RobotsTxtMiddleware": 100,
     # After robots.txt: AI-use signals recorded, and reserved pages skipped (AI_USE_SKIP).
-    "crawlproj.politeness.ai_signals.AiSignalsMiddleware": 110,
+    "crawlproj.downloadermiddlewares.ai_signals.AiSignalsMiddleware": 110,
     # Static first; a page whose HTML is an empty JavaScript shell goes back to be rendered.
-    "crawlproj.rendering.middleware.RenderDecisionMiddleware": 950,
+    "crawlproj.downloadermiddlewares.render_decision.RenderDecisionMiddleware": 950,
     # Just above it, so a large page is parsed in a page thread before anything reads it.
-    "crawlproj.content.offload.PageParseMiddleware": 960,
+    "crawlproj.downloadermiddlewares.page_parse.PageParseMiddleware": 960,
     # Above both: a body whose own charset contradicts its header is read in its own.
-    "crawlproj.content.charset.BodyCharsetMiddleware": 970,
+    "crawlproj.downloadermiddlewares.body_charset.BodyCharsetMiddleware": 970,
     # Next to the download handler: sees raw 503s and dropped connections before retries.
-    "crawlproj.politeness.waseda.WasedaIntervalMiddleware": 990,
+    "crawlproj.downloadermiddlewares.waseda_interval.WasedaIntervalMiddleware": 990,
 }
 #: DNS: answers are cached for DNSCACHE_TTL seconds; one lookup may take DNS_TIMEOUT.
 #: Process-level, like HOST_RESOLVE: give them in settings or with -s.
@@ -616,7 +616,7 @@ DEADLETTERS_ENABLED: boolean = True
 #: The failures that qualify: error kinds, and http_<status> for RETRY_HTTP_CODES answers.
 DEADLETTERS_KINDS: string_list = ["dns", "timeout", "connection_refused", "connection_lost", "receive", "http_500",
                                   "http_502", "http_503", "http_504", "http_522", "http_524", "http_408", "http_429"]
-#: Where they are kept: SQLite beside the store, or crawlproj.store.deadletters.RedisDeadLetters
+#: Where they are kept: SQLite beside the store, or crawlproj.distributed.deadletters.RedisDeadLetters
 #: (the distributed profile's choice). Built by its from_settings.
 DEADLETTERS_CLASS: class_path = "crawlproj.store.deadletters.SqliteDeadLetters"
 #: The SQLite file; empty: beside the store (data/crawl.db -> data/crawl.deadletters.db).

@@ -10,7 +10,8 @@ import pkgutil
 
 from scrapy.settings import BaseSettings
 
-from .config import SettingsError, validate
+from .config import validate
+from .errors import SettingsError
 from .log_levels import lower_page_outcomes
 
 logger = logging.getLogger(__name__)

@@ -57,7 +57,7 @@ describe_hosts = object()
 #: The store keeps the last row of each host (``render_hosts``), for the report.
 render_evidence = object()
 
-#: A page was queued to be rendered (:mod:`crawlproj.rendering.middleware`). No arguments.
+#: A page was queued to be rendered (:mod:`crawlproj.downloadermiddlewares.render_decision`). No arguments.
 #: The rendering download handler starts the browser now, if it has not, so that its launch
 #: (a second or two) does not hold the page's host when the render's turn comes.
 render_queued = object()

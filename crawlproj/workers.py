@@ -71,7 +71,7 @@ def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict
 def run_workers(argv: list[str], settings: BaseSettings) -> int:
     """Run ``scrapy <argv>`` as ``WORKERS`` workers over a local Redis; merge their shards.
     Returns the exit status: 0 when every worker ended well."""
-    from .sandbox.servers import RedisServer
+    from .redis_process import RedisServer
 
     count = settings.getint("WORKERS")
     _, store = parse_store_uri(settings.get("STORE_URI"))

@@ -10,8 +10,8 @@ for binary in redis-server nginx chromium; do
     missing+=("${package[$binary]}")
   fi
 done
-# Real pages (crawlproj.sandbox.docsites.TEST_SITES and MEMORY_TEST_SITES): their start pages tell whether they are here.
-# (and crawlproj.sandbox.docsites.LANGUAGE_SITES: the report's languages on real pages;
+# Real pages (sandbox.docsites.TEST_SITES and MEMORY_TEST_SITES): their start pages tell whether they are here.
+# (and sandbox.docsites.LANGUAGE_SITES: the report's languages on real pages;
 # RELEASE_SITES: two releases of one reference, for near-duplicates).
 declare -A docs=([postgresql-doc-15]=/usr/share/doc/postgresql-doc-15/html/index.html
                  [nodejs-doc]=/usr/share/doc/nodejs/api/index.html

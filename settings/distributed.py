@@ -12,7 +12,7 @@ STORE_URI = "sqlite:///data/distributed/{worker}/crawl.db"
 WARC_PREFIX = "crawlproj-{worker}"
 NEAR_DUPLICATES_INDEX_CLASS = "crawlproj.distributed.near_duplicates.RedisNearDuplicateIndex"
 REVISIT_QUEUE_CLASS = "crawlproj.distributed.revisit_queue.RedisRevisitQueue"
-DEADLETTERS_CLASS = "crawlproj.store.deadletters.RedisDeadLetters"
+DEADLETTERS_CLASS = "crawlproj.distributed.deadletters.RedisDeadLetters"
 DASHBOARD_REDIS = True
 # A prefetch for an offline sample may go to another worker: samples render through the frontier.
 RENDER_SAMPLE_OFFLINE = False

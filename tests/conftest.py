@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from crawlproj.sandbox.harness import SandboxProcess
+from sandbox.harness import SandboxProcess
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def sandbox_factory(tmp_path) -> Iterator:
 @pytest.fixture
 def redis_server() -> Iterator:
     """A real redis-server on a free loopback port (installed by `make test` when missing)."""
-    from crawlproj.sandbox.servers import RedisServer
+    from sandbox.servers import RedisServer
 
     with RedisServer() as server:
         yield server

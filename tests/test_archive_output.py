@@ -18,8 +18,8 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from crawlproj.rendering.browser import find_chromium
-from crawlproj.sandbox.harness import PROJECT_DIR, SandboxProcess, run_crawl
-from crawlproj.sandbox.servers import PywbServer
+from sandbox.harness import PROJECT_DIR, SandboxProcess, run_crawl
+from sandbox.servers import PywbServer
 
 ARTIFACTS = Path(os.environ.get("CRAWLPROJ_ARTIFACTS", Path(__file__).parent / "artifacts"))
 WACZ_BIN = os.path.join(os.path.dirname(sys.executable), "wacz")

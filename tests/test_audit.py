@@ -7,9 +7,9 @@ import time
 
 from aiohttp import web
 
-from crawlproj.sandbox.audit import Record, max_overlap, politeness_report
-from crawlproj.sandbox.graph import SandboxConfig
-from crawlproj.sandbox.server import SandboxServer
+from sandbox.audit import Record, max_overlap, politeness_report
+from sandbox.graph import SandboxConfig
+from sandbox.server import SandboxServer
 
 
 def test_max_overlap():

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from crawlproj.sandbox.harness import PROJECT_DIR
+from sandbox.harness import PROJECT_DIR
 
 #: Every bench script and what its smoke line must show. bench/bare_spider.py is no bench but
 #: the peer spider the throughput and memory benches run.

@@ -5,7 +5,7 @@ import pytest
 from crawlproj.content.budget import PageBudget, nesting
 from crawlproj.content.main_text import extract_main_text
 from crawlproj.content.page import ParsedPage
-from crawlproj.sandbox.docsites import TEST_SITES, ensure_installed, html_files
+from sandbox.docsites import TEST_SITES, ensure_installed, html_files
 
 DEEP = "<html><body>" + "<div><p>word <a href='/x{0}'>l</a> here " * 48_000 + "</body></html>"
 

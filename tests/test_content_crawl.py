@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from crawlproj.content.near_duplicates import jaccard, shingles
-from crawlproj.sandbox import harness
+from sandbox import harness
 from crawlproj.store.warc import Location, read_response
 
 INTERVAL = 0.02

@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
-from crawlproj.sandbox import harness
-from crawlproj.sandbox.harness import PROJECT_DIR, run_crawl
+from sandbox import harness
+from sandbox.harness import PROJECT_DIR, run_crawl
 
 INTERVAL = 0.05
 
@@ -157,7 +157,7 @@ def test_demo_prints_a_summary_whose_last_line_is_json(tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert {"pages", "hosts", "errors", "pages_per_s", "violations"} <= summary.keys()
-    from crawlproj.sandbox.graph import SandboxConfig, SandboxWeb
+    from sandbox.graph import SandboxConfig, SandboxWeb
 
     assert summary["pages"] == len(SandboxWeb(SandboxConfig(hosts=50, pages=20, content_mix=True)).expected_pages())
     assert summary["errors"] == 0 and summary["max_concurrency"] == 1

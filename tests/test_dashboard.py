@@ -14,7 +14,7 @@ import pytest
 
 from crawlproj.dashboard.board import HostBoard, RateSeries, errors_by_kind, robots_state, snapshot
 from crawlproj.rendering.browser import find_chromium
-from crawlproj.sandbox.harness import PROJECT_DIR, crawl_command, dashboard_urls
+from sandbox.harness import PROJECT_DIR, crawl_command, dashboard_urls
 
 ARTIFACTS = Path(os.environ.get("CRAWLPROJ_ARTIFACTS", Path(__file__).parent / "artifacts"))
 OPERATOR, VIEWER = "operator-token-0123456789", "viewer-token-0123456789"

@@ -145,7 +145,7 @@ def test_urls_are_marked_seen_with_their_push(redis_server):
 
 
 def test_redis_crash_with_aof_loses_nothing_acknowledged():
-    from crawlproj.sandbox.servers import RedisServer
+    from sandbox.servers import RedisServer
 
     with RedisServer(appendonly=True) as server:
         a = frontier(server, "a", partitions=2)
@@ -191,7 +191,7 @@ def test_per_ip_cap_holds_across_workers(redis_server):
 def test_shared_near_duplicate_index_matches_the_local_one(redis_server):
     from crawlproj.content.near_duplicates import NearDuplicateIndex
     from crawlproj.distributed.near_duplicates import RedisNearDuplicateIndex
-    from crawlproj.sandbox.graph import SandboxConfig, SandboxWeb
+    from sandbox.graph import SandboxConfig, SandboxWeb
 
     web = SandboxWeb(SandboxConfig(hosts=10, pages=30, content_mix=True))
     texts = [(web.url(h, k), web.main_text(h, k)) for h in (2, 3, 7, 8) for k in range(web.size(h))]

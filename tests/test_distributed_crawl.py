@@ -12,7 +12,7 @@ import urllib.request
 
 import redis
 
-from crawlproj.sandbox.harness import PROJECT_DIR, crawl_command
+from sandbox.harness import PROJECT_DIR, crawl_command
 
 INTERVAL = 0.2
 DASHBOARD_TOKEN = "distributed-dashboard-token"

@@ -3,7 +3,8 @@
 import pytest
 from scrapy.http import HtmlResponse, Request
 
-from crawlproj.content.charset import BodyCharsetMiddleware, body_charset_over_header
+from crawlproj.content.charset import body_charset_over_header
+from crawlproj.downloadermiddlewares.body_charset import BodyCharsetMiddleware
 from crawlproj.content.extract import parsed_page, title_and_text
 
 TITLE = "日本語の検索エンジン"
@@ -75,7 +76,7 @@ def test_a_charset_that_is_no_text_encoding_falls_back_to_one_that_reads_the_pag
     from scrapy.http import HtmlResponse
     from scrapy.utils.test import get_crawler
 
-    from crawlproj.content.charset import BodyCharsetMiddleware
+    from crawlproj.downloadermiddlewares.body_charset import BodyCharsetMiddleware
 
     meta = f'<meta charset="{charset}">' if where == "meta" else ""
     body = f"<html><head>{meta}<title>日本語のページ</title></head><body>café</body></html>".encode()

@@ -20,8 +20,8 @@ from w3lib.encoding import html_to_unicode
 
 from crawlproj.content.extract import ExtractedLink, iter_links
 from crawlproj.content.page import ParsedPage
-from crawlproj.sandbox.docsites import TEST_SITES, ensure_installed, html_files
-from crawlproj.sandbox.graph import SandboxConfig, SandboxWeb
+from sandbox.docsites import TEST_SITES, ensure_installed, html_files
+from sandbox.graph import SandboxConfig, SandboxWeb
 from crawlproj.urls import LinkCanonicalizer
 
 from . import reference_extract as old

@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from crawlproj.sandbox.harness import PROJECT_DIR, crawl_command, run_crawl
+from sandbox.harness import PROJECT_DIR, crawl_command, run_crawl
 
 CONTACT = "crawlproj-tests/0.1 (+https://crawlproj.test/contact)"
 

@@ -1,6 +1,6 @@
 """The frontier in real crawls, judged from the sandbox server's record."""
 
-from crawlproj.sandbox.harness import crawl_sandbox as crawl
+from sandbox.harness import crawl_sandbox as crawl
 
 
 def test_zero_violations_and_prompt_wakeups(sandbox_factory, tmp_path):
@@ -56,7 +56,7 @@ def test_ip_key_makes_hosts_on_one_server_share_its_politeness(sandbox_factory, 
     # Every sandbox host resolves to 127.0.0.1: keyed by IP they are one politeness unit.
     from dataclasses import replace
 
-    from crawlproj.sandbox.audit import politeness_report
+    from sandbox.audit import politeness_report
 
     sandbox = sandbox_factory("--hosts", "4", "--pages", "8", "--no-robots-mix", "--latency", "0.03")
     conn, result = crawl(sandbox, tmp_path, MIN_INTERVAL=0.05, INTERVAL_DURATION_FACTOR=1, FRONTIER_KEY="ip")

@@ -1,4 +1,4 @@
-from crawlproj.sandbox.graph import SandboxConfig, SandboxWeb
+from sandbox.graph import SandboxConfig, SandboxWeb
 
 
 def test_generation_is_deterministic():
@@ -55,7 +55,7 @@ def test_japanese_hosts_encode_in_their_charset():
 
 
 def test_ideal_polite_crawler_bound():
-    from crawlproj.sandbox.graph import SandboxConfig, SandboxWeb
+    from sandbox.graph import SandboxConfig, SandboxWeb
 
     web = SandboxWeb(SandboxConfig(hosts=20, pages=30, robots_mix=False, cross_host=0.0, japanese=False))
     # Every host seeded, no discovery: robots.txt at 0, then one page at 5, 10, ..., 55 s.
@@ -71,7 +71,7 @@ def test_content_families_give_labelled_near_duplicates_mirrors_and_templates():
     from crawlproj.content.near_duplicates import jaccard, shingles
     from crawlproj.content.extract import title_and_text
     from crawlproj.content.page import ParsedPage
-    from crawlproj.sandbox.graph import VARIANT_EDITS
+    from sandbox.graph import VARIANT_EDITS
 
     web = SandboxWeb(SandboxConfig(hosts=20, pages=20, content_mix=True, robots_mix=False))
     kinds = {i: (s.content, s.mirror_of) for i, s in enumerate(web.specs) if s.content}

@@ -5,7 +5,7 @@ import socket
 import threading
 from collections import Counter
 
-from crawlproj.sandbox import harness, hostile
+from sandbox import harness, hostile
 
 INTERVAL = 0.05
 #: The crawl's peak RSS with a 10 MB page of distinct words, a 20,000-deep page and a gzip bomb
@@ -199,7 +199,7 @@ def test_hostile_structures_beside_ordinary_hosts_keep_every_budget_and_close_on
     crawled fully and politely, no server gets more than PER_IP_RATE requests a second (robots.txt
     included, by the server's record), the farm stops at its domain's host budget, memory stays
     under 600 MB and the crawl closes at its timeout by itself."""
-    from crawlproj.sandbox import structures
+    from sandbox import structures
 
     kinds = {3: "farm", 4: "shared_ip", 5: "calendar", 6: "headers"}
     sandbox = sandbox_factory("--hosts", "7", "--pages", "15", "--cross-host", "0", "--no-robots-mix",
@@ -258,7 +258,7 @@ def test_a_link_farm_at_full_speed_keeps_the_reactor_free_and_sigterm_closes_the
     import subprocess
     import time
 
-    from crawlproj.sandbox import structures
+    from sandbox import structures
 
     sandbox = sandbox_factory("--hosts", "2", "--pages", "15", "--cross-host", "0", "--no-robots-mix",
                               "--host", "1:structure=farm", "--also-bind", structures.FARM_ADDRESS)

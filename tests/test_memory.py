@@ -57,9 +57,9 @@ def test_a_crawl_of_real_pages_does_not_grow_from_its_500th_to_its_1500th_page(t
     revisit state, render decision): the crawl's own readings of its resident set
     (crawlproj.memory) must not grow with the pages it has stored. Before the fix of the
     link canonicaliser's memo, one page's parse tree stayed alive per page: about 1 GB here."""
-    from crawlproj.sandbox.docsites import DOMAIN, HOST_RESOLVE, MEMORY_TEST_SITES, ensure_installed
-    from crawlproj.sandbox.harness import error_lines, run_crawl
-    from crawlproj.sandbox.servers import NginxServer
+    from sandbox.docsites import DOMAIN, HOST_RESOLVE, MEMORY_TEST_SITES, ensure_installed
+    from sandbox.harness import error_lines, run_crawl
+    from sandbox.servers import NginxServer
 
     ensure_installed(MEMORY_TEST_SITES)
     with NginxServer({s.name: s.root for s in MEMORY_TEST_SITES}) as nginx:
@@ -95,7 +95,8 @@ def test_robots_txt_parsers_are_kept_for_the_configured_hosts_only():
     from scrapy.utils.test import get_crawler
     from twisted.internet.defer import Deferred
 
-    from crawlproj.politeness.robots import RobotsTxtMiddleware, Rfc9309RobotParser
+    from crawlproj.downloadermiddlewares.robots_txt import RobotsTxtMiddleware
+    from crawlproj.politeness.robots import Rfc9309RobotParser
 
     crawler = get_crawler(settings_dict={"ROBOTSTXT_CACHE_HOSTS": 20, "ROBOTSTXT_OBEY": True,
                                          "ROBOTSTXT_PARSER": "crawlproj.politeness.robots.Rfc9309RobotParser"})

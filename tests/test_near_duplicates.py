@@ -126,7 +126,7 @@ def test_short_pages_are_matched_exactly_and_empty_ones_never(kind, tmp_path, re
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
 def test_template_pages_are_not_near_duplicates_but_their_mirrors_and_variants_are(kind, tmp_path):
     from crawlproj.content.main_text import main_text
-    from crawlproj.sandbox.graph import SandboxConfig, SandboxWeb
+    from sandbox.graph import SandboxConfig, SandboxWeb
 
     web = SandboxWeb(SandboxConfig(hosts=20, pages=19, content_mix=True, robots_mix=False))
     index = _index(kind, tmp_path, min_shingles=10)
@@ -226,8 +226,8 @@ def test_two_real_releases_every_identical_text_and_shingle_set_is_found(tmp_pat
     shingle set) equals an earlier page's is always recorded as a copy, exact and near detection
     agreeing; and same-path pages that differ only by the release number are found as near-duplicates."""
     from crawlproj.content.pipeline import LocalNearDuplicateIndex
-    from crawlproj.sandbox.docsites import RELEASE_SITES, ensure_installed
-    from crawlproj.sandbox.releases import run_releases
+    from sandbox.docsites import RELEASE_SITES, ensure_installed
+    from sandbox.releases import run_releases
 
     ensure_installed(RELEASE_SITES)
     index = LocalNearDuplicateIndex(str(tmp_path / "nd.db"), threshold=0.8, num_perm=128, min_shingles=10)

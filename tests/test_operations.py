@@ -21,8 +21,9 @@ from crawlproj.dashboard.board import HostBoard, RateSeries, snapshot
 from crawlproj.dashboard.cluster import aggregate
 from crawlproj.dashboard.metrics import metrics_text
 from crawlproj.frontier.completion import CompletionEstimator
-from crawlproj.sandbox.harness import PROJECT_DIR, crawl_command, dashboard_urls, run_crawl
-from crawlproj.store.deadletters import RedisDeadLetters, SqliteDeadLetters
+from sandbox.harness import PROJECT_DIR, crawl_command, dashboard_urls, run_crawl
+from crawlproj.distributed.deadletters import RedisDeadLetters
+from crawlproj.store.deadletters import SqliteDeadLetters
 
 OPERATOR, VIEWER = "operator-token-0123456789", "viewer-token-0123456789"
 

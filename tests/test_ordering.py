@@ -295,7 +295,7 @@ def test_opic_cash_goes_only_to_the_links_the_tunnel_budget_lets_through():
     from scrapy.utils.test import get_crawler
 
     from crawlproj.items import PageItem
-    from crawlproj.ordering.middleware import OrderingMiddleware
+    from crawlproj.spidermiddlewares.ordering import OrderingMiddleware
 
     crawler = get_crawler(Spider, {"PRIORITIZER": "opic:0.5,topical:0.5", "TOPIC": "astronomy telescope",
                                    "TOPICAL_TUNNEL": 0, "TOPICAL_MODEL": "tfidf"})
@@ -336,9 +336,9 @@ def test_importance_orderings_beat_breadth_first_on_the_benchs_web():
     fell to breadth-first's share or below: 0.441 and 0.429 against 0.446 here.)"""
     import argparse
 
-    from crawlproj.sandbox.graph import SandboxWeb
-    from crawlproj.sandbox.order_sim import followed_links, ordering_web_options, simulate_order
-    from crawlproj.sandbox.server import add_arguments, config_from_args
+    from sandbox.graph import SandboxWeb
+    from sandbox.order_sim import followed_links, ordering_web_options, simulate_order
+    from sandbox.server import add_arguments, config_from_args
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

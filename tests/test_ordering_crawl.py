@@ -8,7 +8,7 @@ import sqlite3
 import subprocess
 import time
 
-from crawlproj.sandbox.harness import PROJECT_DIR, crawl_command, crawl_sandbox, run_crawl
+from sandbox.harness import PROJECT_DIR, crawl_command, crawl_sandbox, run_crawl
 
 INTERVAL = 0.1
 
@@ -102,7 +102,7 @@ def test_a_focused_crawl_fetches_the_topic_first_and_never_stalls_on_a_parked_ho
     tunnelling limit here: every page of a healthy host must come)."""
     from urllib.parse import urlsplit
 
-    from crawlproj.sandbox.graph import TOPIC_WORDS_EN, TOPICS
+    from sandbox.graph import TOPIC_WORDS_EN, TOPICS
 
     sandbox = sandbox_factory("--hosts", "9", "--pages", "12", "--topics", "3", "--no-robots-mix", "--no-japanese",
                               "--host", "1:error_rate=1.0")

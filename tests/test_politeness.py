@@ -2,7 +2,7 @@
 
 import statistics
 
-from crawlproj.sandbox.harness import crawl_sandbox as crawl, run_crawl
+from sandbox.harness import crawl_sandbox as crawl, run_crawl
 
 
 def gaps_by_host(records):
@@ -164,7 +164,7 @@ def test_a_server_closing_keep_alive_pauses_its_host(sandbox_factory, tmp_path):
 def test_per_ip_cap_counts_every_host_name_of_one_address(sandbox_factory, tmp_path):
     from dataclasses import replace
 
-    from crawlproj.sandbox.audit import politeness_report
+    from sandbox.audit import politeness_report
 
     sandbox = sandbox_factory("--hosts", "4", "--pages", "6", "--no-robots-mix", "--cross-host", "0",
                               "--latency", "0.03")
@@ -182,7 +182,9 @@ def test_address_safety_refuses_internal_addresses_before_connecting(sandbox_fac
     result = run_crawl("web", tmp_path, args={"seeds": str(seeds)},
                        settings={"PROFILE": "local", "USER_AGENT": "crawlproj-tests (+https://crawlproj.test/)",
                                  "HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{tmp_path}/c.db"})
-    assert result.returncode == 0, result.log[-3000:]
+    # Nothing stored: said in one line naming the setting, exit 1.
+    assert result.returncode == 1, result.log[-3000:]
+    assert "crawlproj: no page was stored: address safety refused" in result.log and "ADDRESS_ALLOWLIST" in result.log
     assert sandbox.records() == []
     assert result.stats["address_safety/refused/loopback"] >= 2
     assert result.stats["address_safety/refused/link_local"] >= 1

@@ -16,9 +16,9 @@ from crawlproj.content.extract import adopt_parsed_page
 from crawlproj.content.page import ParsedPage
 from crawlproj.rendering.detect import needs_rendering
 from crawlproj.rendering.hosts import Comparison, HostRenderEvidence
-from crawlproj.rendering.middleware import RenderDecisionMiddleware
+from crawlproj.downloadermiddlewares.render_decision import RenderDecisionMiddleware
 from crawlproj.rendering.pacing import SubrequestPacer
-from crawlproj.sandbox.graph import SandboxConfig, SandboxWeb
+from sandbox.graph import SandboxConfig, SandboxWeb
 
 ARTICLE = "<p>" + "A plain article with a good deal of text about crawling the web politely. " * 10 + "</p>"
 NAV = "".join(f'<a href="/p/{i}.html">page {i}</a>' for i in range(5))
@@ -391,7 +391,7 @@ def test_offline_samples_are_rendered_one_at_a_time():
 def test_offline_samples_end_quietly_when_the_spider_closes_and_wait_in_a_bounded_queue():
     from scrapy import signals
 
-    from crawlproj.rendering.middleware import _OFFLINE_WAITING_MAX
+    from crawlproj.downloadermiddlewares.render_decision import _OFFLINE_WAITING_MAX
 
     queued = []
     mw, stats = _middleware(queued, RENDER_SAMPLE_FIRST=100)

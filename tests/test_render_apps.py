@@ -15,10 +15,10 @@ from crawlproj.content.main_text import main_text
 from crawlproj.content.page import ParsedPage
 from crawlproj.rendering.browser import find_chromium
 from crawlproj.rendering.detect import needs_rendering
-from crawlproj.sandbox.audit import politeness_report
-from crawlproj.sandbox import docsites, spa_apps
-from crawlproj.sandbox.harness import run_crawl
-from crawlproj.sandbox.servers import NginxServer
+from sandbox.audit import politeness_report
+from sandbox import docsites, spa_apps
+from sandbox.harness import run_crawl
+from sandbox.servers import NginxServer
 from crawlproj.urls import InvalidURL
 
 INTERVAL = 0.1

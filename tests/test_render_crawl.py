@@ -2,7 +2,7 @@
 
 from collections import Counter
 
-from crawlproj.sandbox import harness
+from sandbox import harness
 
 INTERVAL = 0.05
 

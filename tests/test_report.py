@@ -12,7 +12,7 @@ import pytest
 
 from crawlproj.geo import locate, world_map_svg
 from crawlproj.report.analysis import host_pagerank
-from crawlproj.sandbox.harness import PROJECT_DIR, crawl_sandbox
+from sandbox.harness import PROJECT_DIR, crawl_sandbox
 from crawlproj.urls import host_of
 
 

@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 
 from crawlproj.report.analysis import languages
-from crawlproj.sandbox import docsites
-from crawlproj.sandbox.harness import run_crawl
-from crawlproj.sandbox.servers import NginxServer
+from sandbox import docsites
+from sandbox.harness import run_crawl
+from sandbox.servers import NginxServer
 from crawlproj.store.sqlite import SqliteStore
 
 _HTML_LANG = re.compile(rb"<html[^>]*\slang=\"([^\"]+)\"", re.I)

@@ -13,7 +13,7 @@ from collections import Counter
 from urllib.parse import urlsplit
 
 from crawlproj.frontier.journal import FrontierJournal, fingerprint
-from crawlproj.sandbox.harness import PROJECT_DIR, crawl_command, run_crawl
+from sandbox.harness import PROJECT_DIR, crawl_command, run_crawl
 
 BATCH = 25
 CONCURRENT = 8

@@ -161,7 +161,7 @@ def test_optimal_allocation_spends_the_budget_and_beats_uniform():
 from crawlproj.revisit.queue import RevisitQueue  # noqa: E402
 from crawlproj.revisit.schedule import budget_intervals  # noqa: E402
 from crawlproj.revisit.state import CrawlClock, Planner  # noqa: E402
-from crawlproj.sandbox.changes import PageChanges  # noqa: E402
+from sandbox.changes import PageChanges  # noqa: E402
 
 
 def test_budget_intervals_wait_for_a_likely_change():

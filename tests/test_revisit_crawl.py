@@ -12,8 +12,8 @@ import time
 from collections import Counter
 from urllib.parse import urlsplit
 
-from crawlproj.sandbox.changes import PageChanges
-from crawlproj.sandbox.harness import PROJECT_DIR, crawl_command, crawl_sandbox
+from sandbox.changes import PageChanges
+from sandbox.harness import PROJECT_DIR, crawl_command, crawl_sandbox
 
 SCALE = 14400.0
 CHANGING = ("--hosts", "3", "--pages", "8", "--no-robots-mix", "--change-min", "3600",

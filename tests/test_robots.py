@@ -20,7 +20,7 @@ def test_robots_txt_is_fetched_again_after_its_ttl_and_the_new_rules_apply(sandb
     import subprocess
     import time
 
-    from crawlproj.sandbox.harness import PROJECT_DIR, crawl_command
+    from sandbox.harness import PROJECT_DIR, crawl_command
 
     sandbox = sandbox_factory("--hosts", "1", "--pages", "40", "--no-robots-mix", "--cross-host", "0")
     settings = {"HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{tmp_path}/c.db",
@@ -48,7 +48,7 @@ def test_robots_txt_is_fetched_again_after_its_ttl_and_the_new_rules_apply(sandb
 def test_sitemaps_from_robots_txt_seed_the_crawl(sandbox_factory, tmp_path):
     import sqlite3
 
-    from crawlproj.sandbox.harness import run_crawl
+    from sandbox.harness import run_crawl
 
     sandbox = sandbox_factory("--hosts", "2", "--pages", "12", "--no-robots-mix", "--out-links", "0")
     base = {"HOST_RESOLVE": sandbox.host_resolve, "MIN_INTERVAL": 0.02, "DEPTH_LIMIT": 1}
@@ -69,7 +69,7 @@ def test_sitemaps_from_robots_txt_seed_the_crawl(sandbox_factory, tmp_path):
 
 
 def test_robots_txt_redirects_stop_after_five_and_then_count_as_unavailable(sandbox_factory, tmp_path):
-    from crawlproj.sandbox.harness import crawl_sandbox
+    from sandbox.harness import crawl_sandbox
 
     sandbox = sandbox_factory("--hosts", "2", "--pages", "5", "--no-robots-mix", "--cross-host", "0",
                               "--host", "1:robots=redirect")

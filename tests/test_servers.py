@@ -5,8 +5,8 @@ import socket
 import pytest
 import redis
 
-from crawlproj.sandbox import servers
-from crawlproj.sandbox.servers import RedisServer
+from sandbox import servers
+from sandbox.servers import RedisServer
 
 
 def test_redis_server_runs_on_a_free_loopback_port_and_is_gone_after():

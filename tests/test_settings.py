@@ -6,10 +6,11 @@ import sys
 import pytest
 from scrapy.settings import Settings
 
-from crawlproj.config import SettingsError, validate
+from crawlproj.config import validate
+from crawlproj.errors import SettingsError
 from crawlproj.profiles import ProfileAddon, available_profiles
 from crawlproj.resolver import parse_host_resolve, pinned_address
-from crawlproj.sandbox.harness import PROJECT_DIR
+from sandbox.harness import PROJECT_DIR
 
 
 CONTACT = "crawlproj-tests/0.1 (+https://crawlproj.test/contact)"

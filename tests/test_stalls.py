@@ -114,7 +114,7 @@ def test_the_waseda_middleware_hands_each_rest_over_from_the_servers_share_of_th
     from scrapy.utils.test import get_crawler
 
     from crawlproj import defaults
-    from crawlproj.politeness.waseda import WasedaIntervalMiddleware
+    from crawlproj.downloadermiddlewares.waseda_interval import WasedaIntervalMiddleware
     from crawlproj.signals import host_rest
 
     values = {k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}

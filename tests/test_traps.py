@@ -26,7 +26,7 @@ def test_redirects_through_dynamic_urls_meet_the_cgi_hop_limit_in_the_downloader
     from scrapy.http import Response
     from scrapy.utils.test import get_crawler
 
-    from crawlproj.traps import CgiHopLimitMiddleware
+    from crawlproj.downloadermiddlewares.cgi_hop_limit import CgiHopLimitMiddleware
 
     crawler = get_crawler(settings_dict={"CGI_HOP_LIMIT": 2, "DYNAMIC_URL_PATTERNS": [r"\.cgi\b"]})
     crawler.stats.open_spider()

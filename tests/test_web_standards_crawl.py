@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from crawlproj.sandbox.harness import run_crawl
+from sandbox.harness import run_crawl
 
 
 def _requests(sandbox, host: str) -> list[str]:
@@ -145,7 +145,7 @@ def test_an_incremental_crawl_revisits_what_the_sitemap_says_changed(sandbox_fac
     """Pages change every day or two of a clock running 14,400x real time; their first revisit is
     30 days out, so in 14 s (56 h) only the sitemaps' lastmod, read again with robots.txt every
     2 s, can bring a page back: each revisit here is the site's word acted on."""
-    from crawlproj.sandbox.harness import crawl_sandbox
+    from sandbox.harness import crawl_sandbox
 
     scale = 14400.0
     sandbox = sandbox_factory("--hosts", "1", "--pages", "10", "--no-robots-mix", "--out-links", "0",

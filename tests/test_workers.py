@@ -3,7 +3,7 @@
 import sqlite3
 import subprocess
 
-from crawlproj.sandbox.harness import run_crawl
+from sandbox.harness import run_crawl
 
 INTERVAL = 0.2
 

@@ -10,7 +10,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawl
 from scrapy.settings import Settings
 
 from .. import console
-from ..config import BadInput
+from ..errors import BadInput
 from ..profiles import ProfileAddon
 from ..workers import run_workers
 

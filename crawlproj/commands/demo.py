@@ -11,7 +11,6 @@ from pathlib import Path
 from scrapy.commands import ScrapyCommand
 
 from ..console import refused
-from ..sandbox.harness import SandboxProcess, run_crawl
 
 
 class Command(ScrapyCommand):
@@ -30,6 +29,8 @@ class Command(ScrapyCommand):
         parser.add_argument("--out", default="data/demo", help="where the database and logs go")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        from sandbox.harness import SandboxProcess, run_crawl  # the checkout's, not the deployed egg's
+
         out = Path(opts.out)
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)

@@ -6,8 +6,17 @@ import argparse
 import asyncio
 
 from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
 
-from ..sandbox import server
+
+def _server():
+    """The sandbox's server module: part of the checkout (the top-level ``sandbox/``), not of
+    the deployed package, so imported only when the command runs."""
+    try:
+        from sandbox import server
+    except ImportError:
+        raise UsageError("the sandbox is part of the project's checkout, not of a deployed egg") from None
+    return server
 
 
 class Command(ScrapyCommand):
@@ -30,8 +39,9 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
-        server.add_arguments(parser)
+        _server().add_arguments(parser)
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        server = _server()
         asyncio.run(server.serve(server.config_from_args(opts), opts.port, opts.bind, opts.seeds_file,
                                  tuple(filter(None, opts.also_bind.split(",")))))

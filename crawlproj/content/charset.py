@@ -1,4 +1,5 @@
-"""A page's own charset against its Content-Type header.
+"""A page's own charset against its Content-Type header (pure; the downloader middleware is
+:mod:`crawlproj.downloadermiddlewares.body_charset`).
 
 Scrapy, like the HTML standard, reads a body in the header's charset before the
 body's ``<meta charset>``. Servers get the header wrong far more often than pages
@@ -18,14 +19,8 @@ from __future__ import annotations
 
 import codecs
 from functools import lru_cache
-from typing import Any
 
-from scrapy.http import Response, TextResponse
-from w3lib.encoding import (
-    html_body_declared_encoding, http_content_type_encoding, read_bom, resolve_encoding,
-)
-
-from .extract import is_html
+from w3lib.encoding import html_body_declared_encoding, read_bom, resolve_encoding
 
 _HIGH_BYTES = bytes(range(0x80, 0x100))
 
@@ -92,32 +87,3 @@ def body_charset_over_header(body: bytes, header_charset: str | None) -> str | N
     if body.isascii() or not _strict(body, own):
         return None
     return own
-
-
-class BodyCharsetMiddleware:
-    """Re-reads an HTML response in its body's own charset when the header contradicts it
-    (counted as ``charset/body_over_header``)."""
-
-    def __init__(self, stats: Any) -> None:
-        self.stats = stats
-
-    @classmethod
-    def from_crawler(cls, crawler: Any) -> BodyCharsetMiddleware:
-        return cls(crawler.stats)
-
-    def process_response(self, request: Any, response: Response, spider: Any = None) -> Response:
-        if not isinstance(response, TextResponse):
-            return response
-        content_type = response.headers.get(b"Content-Type")
-        header_charset = http_content_type_encoding(content_type.decode("latin-1")) if content_type else None
-        readable = readable_charset(response.body, header_charset)
-        if readable is not None:  # a declared "charset" no text can be read in
-            self.stats.inc_value("charset/unusable")
-            return response.replace(encoding=readable)
-        if not content_type or not is_html(content_type):
-            return response
-        own = body_charset_over_header(response.body, header_charset)
-        if own is None:
-            return response
-        self.stats.inc_value("charset/body_over_header")
-        return response.replace(encoding=own)

@@ -16,7 +16,7 @@ def from_settings(settings) -> redis.Redis:
     try:
         client.ping()
     except redis.RedisError as exc:
-        from ..config import SettingsError
+        from ..errors import SettingsError
 
         raise SettingsError("REDIS_URL", url, f"cannot reach Redis: {exc}") from None
     return client

@@ -1,6 +1,6 @@
 """What a finished fetch does to the frontier: its key is released, rested or held back.
 
-The Waseda middleware (:mod:`crawlproj.politeness.waseda`) judges each fetch in the
+The Waseda middleware (:mod:`crawlproj.downloadermiddlewares.waseda_interval`) judges each fetch in the
 crawl's :class:`~crawlproj.politeness.hosts.HostPoliteness` and sends its verdict
 (:data:`crawlproj.signals.host_rest`); this applies it to the frontier when the fetch
 finishes (:data:`crawlproj.signals.fetch_finished`).

@@ -24,7 +24,7 @@ from ..ordering.prioritizer import build_prioritizer
 from ..politeness.hosts import Hold
 from ..politeness.keys import PolitenessKeys, Ready, registered_domain
 from ..politeness.opt_out import OptOutGate, OptOutSource
-from ..politeness.waseda import host_politeness
+from ..politeness.hosts import host_politeness
 from ..traps import SiteCap
 from .entry import request_entry
 from .completion import CompletionEstimator

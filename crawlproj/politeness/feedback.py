@@ -1,6 +1,6 @@
 """What a finished fetch tells the politeness policy (pure): a Waseda window sample, how it
 failed, whether the server closed keep-alive, and a server's back-off (``Retry-After``).
-:class:`~crawlproj.politeness.waseda.WasedaIntervalMiddleware` reads them off each raw outcome."""
+:class:`~crawlproj.downloadermiddlewares.waseda_interval.WasedaIntervalMiddleware` reads them off each raw outcome."""
 
 from __future__ import annotations
 

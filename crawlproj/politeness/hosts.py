@@ -1,6 +1,6 @@
 """Each politeness key's state, and what a finished fetch does to it (pure: no Twisted, no I/O).
 
-The Waseda middleware (:mod:`crawlproj.politeness.waseda`) owns the crawl's one
+The Waseda middleware (:mod:`crawlproj.downloadermiddlewares.waseda_interval`) owns the crawl's one
 :class:`HostPoliteness`, records each fetch of a key (a host, a domain or an address,
 ``FRONTIER_KEY``) in it and so learns when the key may go again and whether it must be
 held back longer; the frontier enforces that:
@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from . import feedback
 from .interval import HostWindow, Interval, IntervalPolicy
@@ -171,3 +172,15 @@ class HostPoliteness:
             del self._sessions[key]
             return self._hold(key, now + self.suspend_for, "suspended", "frontier/suspensions")
         return None
+
+
+_states: WeakKeyDictionary = WeakKeyDictionary()
+
+
+def host_politeness(crawler: Any) -> HostPoliteness:
+    """The crawl's one :class:`HostPoliteness`, made from its settings on first use: the Waseda
+    middleware records fetches in it, the frontier reads rests and holds from it."""
+    state = _states.get(crawler)
+    if state is None:
+        state = _states[crawler] = HostPoliteness.from_settings(crawler.settings)
+    return state

@@ -1,7 +1,7 @@
 """The download handler: plain HTTP/1.1, or a page rendered in the system Chromium.
 
 Requests with ``meta["playwright"]`` (set by
-:class:`~crawlproj.rendering.middleware.RenderDecisionMiddleware`) are rendered
+:class:`~crawlproj.downloadermiddlewares.render_decision.RenderDecisionMiddleware`) are rendered
 through scrapy-playwright; every other request takes Scrapy's HTTP/1.1 path, with
 the server's ``Connection`` header exposed as in
 :mod:`crawlproj.politeness.keepalive`.

@@ -17,7 +17,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import load_object
 
 from .. import signals as crawl_signals
-from ..config import float_pair
+from ..checks import float_pair
 from ..content.extract import is_html
 from ..content.main_text import main_text
 from ..content.near_duplicates import content_hash

@@ -22,8 +22,8 @@ from ..content.robots_directives import header_directives
 from ..content.sitemaps import read_sitemap
 from ..engine_state import engine_closing
 from ..items import FetchError, PageItem, SitemapUrls, Skipped
-from ..politeness.ai_signals import RESERVED as AI_USE_RESERVED
-from ..politeness.redirects import LOOP as REDIRECT_LOOP
+from ..downloadermiddlewares.ai_signals import RESERVED as AI_USE_RESERVED
+from ..downloadermiddlewares.redirects import LOOP as REDIRECT_LOOP
 from ..scope import Scope
 from ..stalls import TurnTaker, WorkGate
 from ..urls import InvalidURL, LinkCanonicalizer, canonicalize, host_of
@@ -49,7 +49,7 @@ def read_seed_lines(lines: Iterable[bytes | str]) -> Iterator[tuple[int, str | N
 
 def sitemap_arg(value: str | None, session_params: tuple[str, ...] = (), max_length: int = 2048) -> list[str]:
     """``-a sitemap=URL[,URL...]`` as canonical URLs; BadInput names the first that is not one."""
-    from ..config import BadInput
+    from ..errors import BadInput
 
     urls = []
     for raw in (part.strip() for part in str(value or "").split(",")):

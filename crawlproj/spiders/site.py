@@ -11,7 +11,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider
 from scrapy.http import Response
 
-from ..config import BadInput
+from ..errors import BadInput
 from ..items import PageItem
 from ..scope import Scope
 from ..urls import InvalidURL, canonicalize
@@ -66,7 +66,7 @@ class SiteSpider(CrawlSpiderBase):
     @classmethod
     def check_input(cls, settings: Any, url: str | None = None, max_pages: str | None = None,
                     sitemap: str | None = None, **_: Any) -> None:
-        """Refuse bad arguments before the crawl starts (:class:`~crawlproj.config.BadInput`)."""
+        """Refuse bad arguments before the crawl starts (:class:`~crawlproj.errors.BadInput`)."""
         _max_pages(max_pages)
         params, max_length = tuple(settings.getlist("SESSION_ID_PARAMS")), settings.getint("URL_MAX_LENGTH")
         sitemap_arg(sitemap, params, max_length)

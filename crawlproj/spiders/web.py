@@ -10,7 +10,7 @@ from typing import Any
 
 from scrapy.crawler import Crawler
 
-from ..config import BadInput
+from ..errors import BadInput
 from ..scope import Scope
 from ..urls import InvalidURL, canonicalize
 from .base import CrawlSpiderBase, read_seed_lines, sitemap_arg

@@ -5,7 +5,7 @@ A URL whose every attempt failed (a timeout, a refused connection, a 503 after
 link brings it back. Here it is kept with why it failed, how many attempts it took and
 the last error, in SQLite beside the store (``data/crawl.deadletters.db``, committed at
 once: a kill -9 loses none), or in Redis for a distributed crawl
-(:class:`RedisDeadLetters`, chosen by ``DEADLETTERS_CLASS``).
+(:class:`crawlproj.distributed.deadletters.RedisDeadLetters`, chosen by ``DEADLETTERS_CLASS``).
 
 ``scrapy deadletters list|retry|purge`` reads and changes it. ``retry`` marks entries; a
 running crawl takes marked entries every ``DEADLETTERS_POLL_SECONDS`` and the next crawl
@@ -53,7 +53,8 @@ class DeadLetter:
 
 
 class DeadLetterStore(Protocol):
-    """Where dead letters are kept: :class:`SqliteDeadLetters` or :class:`RedisDeadLetters`."""
+    """Where dead letters are kept: :class:`SqliteDeadLetters`, or Redis
+    (:class:`crawlproj.distributed.deadletters.RedisDeadLetters`)."""
 
     def add(self, url: str, host: str, kind: str, attempts: int, error: str, depth: int, at: float) -> None: ...
 
@@ -68,7 +69,7 @@ class DeadLetterStore(Protocol):
     def close(self) -> None: ...
 
 
-def _matches(letter: DeadLetter, host: str | None, kind: str | None) -> bool:
+def matches(letter: DeadLetter, host: str | None, kind: str | None) -> bool:
     return (host is None or letter.host == host) and (kind is None or letter.kind == kind)
 
 
@@ -138,57 +139,6 @@ class SqliteDeadLetters:
 
     def close(self) -> None:
         self.conn.close()
-
-
-class RedisDeadLetters:
-    """Dead letters in one Redis hash (``<REDIS_PREFIX>:deadletters``: URL -> JSON), shared by
-    every worker of a distributed crawl."""
-
-    def __init__(self, client: Any, key: str) -> None:
-        self.client, self.key = client, key
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> RedisDeadLetters:
-        from ..distributed import connection
-
-        return cls(connection.from_settings(settings), f"{settings.get('REDIS_PREFIX')}:deadletters")
-
-    def _all(self) -> list[DeadLetter]:
-        return sorted((DeadLetter(**json.loads(v)) for v in self.client.hvals(self.key)), key=lambda d: (d.host, d.url))
-
-    def _put(self, letter: DeadLetter) -> None:
-        self.client.hset(self.key, letter.url, json.dumps(asdict(letter)))
-
-    def add(self, url: str, host: str, kind: str, attempts: int, error: str, depth: int, at: float) -> None:
-        old = self.client.hget(self.key, url)
-        before = DeadLetter(**json.loads(old)) if old else None
-        self._put(DeadLetter(url, host, kind, attempts + (before.attempts if before else 0), error, depth,
-                             before.first_at if before else at, at))
-
-    def list(self, host: str | None = None, kind: str | None = None) -> list[DeadLetter]:
-        return [letter for letter in self._all() if _matches(letter, host, kind)]
-
-    def mark_retry(self, host: str | None = None, kind: str | None = None) -> int:
-        letters = self.list(host, kind)
-        for letter in letters:
-            self._put(DeadLetter(**{**asdict(letter), "retry": True}))
-        return len(letters)
-
-    def take_marked(self, limit: int) -> list[DeadLetter]:
-        taken = []
-        for letter in self._all():
-            if letter.retry and len(taken) < limit and self.client.hdel(self.key, letter.url):
-                taken.append(letter)  # hdel's answer: one worker takes each entry
-        return taken
-
-    def purge(self, host: str | None = None, kind: str | None = None) -> int:
-        letters = self.list(host, kind)
-        if letters:
-            self.client.hdel(self.key, *[letter.url for letter in letters])
-        return len(letters)
-
-    def close(self) -> None:
-        pass
 
 
 def dead_letter_store(settings: Any) -> DeadLetterStore:

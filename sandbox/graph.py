@@ -3,7 +3,7 @@
 Everything about the sandbox that a test needs as ground truth lives here:
 which pages exist, what each page links to and with which anchor text, which
 paths each host's robots.txt forbids, and how each page is encoded. The server
-(:mod:`crawlproj.sandbox.server`) only renders what this module decides, so a
+(:mod:`sandbox.server`) only renders what this module decides, so a
 test can compute the expected crawl without talking to the server.
 
 Hosts are ``h<i>.sandbox.test``. Page ``k`` of a host has a path decided by
@@ -42,7 +42,7 @@ from functools import lru_cache
 
 from multidict import CIMultiDict
 
-from ..politeness.robots_rules import RobotsRules
+from crawlproj.politeness.robots_rules import RobotsRules
 
 DOMAIN = "sandbox.test"
 USER_AGENT_TOKEN = "crawlproj"
@@ -100,8 +100,8 @@ class HostSpec:
     # changing pages: "etag" (and an honest Last-Modified) | "last-modified" (honest, alone) |
     # "now" (Last-Modified is the time of the request, as some servers send; no 304s) | "none"
     validators: str = "etag"
-    hostile: bool = False  # serves crawlproj.sandbox.hostile's pages instead of a site
-    # a hostile structure instead of a site (crawlproj.sandbox.structures): "farm" | "shared_ip" |
+    hostile: bool = False  # serves sandbox.hostile's pages instead of a site
+    # a hostile structure instead of a site (sandbox.structures): "farm" | "shared_ip" |
     # "calendar" | "headers"; structure_links: the farm's new hosts a page, the shared server's names
     structure: str = ""
     structure_links: int = 50_000
@@ -518,7 +518,7 @@ class SandboxWeb:
 
     def pagerank(self, damping: float = 0.85) -> dict[str, float]:
         """Ground truth: PageRank of every page a correct crawler can fetch, on the followable links."""
-        from ..report.analysis import host_pagerank  # generic over node names
+        from crawlproj.report.analysis import host_pagerank  # generic over node names
 
         index = {self.url(h, k): (h, k) for h in self.hosts for k in range(self.size(h))}
         pages = self.expected_crawl()

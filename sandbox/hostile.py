@@ -2,7 +2,7 @@
 
 A host with ``hostile=true`` serves these pages instead of a generated site;
 its root page links to all of them. Each is answered by
-:meth:`crawlproj.sandbox.server.SandboxServer.hostile` and has one outcome a
+:meth:`sandbox.server.SandboxServer.hostile` and has one outcome a
 sound crawler gives it (:data:`OUTCOMES`): stored (perhaps only in part), or a
 named fetch error.
 """

@@ -16,7 +16,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from .. import signals as crawl_signals
-from .ai_signal_rules import TDMREP_PATH, TdmRep, header_signals, reserved_uses
+from ..politeness.ai_signal_rules import TDMREP_PATH, TdmRep, header_signals, reserved_uses
 
 logger = logging.getLogger(__name__)
 

@@ -24,12 +24,12 @@ from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 
-from ..config import SettingsError
 from ..content.main_text import main_text
+from ..errors import SettingsError
 from ..items import PageItem
-from .prioritizer import parse_spec
-from .importance import Opic
-from .topical import RelevanceModel, irrelevant_hops, link_score, topical_threshold
+from ..ordering.importance import Opic
+from ..ordering.prioritizer import parse_spec
+from ..ordering.topical import RelevanceModel, irrelevant_hops, link_score, topical_threshold
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ def topic_model(query: str, path: str, kind: str = "tfidf") -> Any:
     else:
         return None
     if kind == "embedding":
-        from .embedding import EmbeddingRelevance
+        from ..ordering.embedding import EmbeddingRelevance
 
         return EmbeddingRelevance(texts)
     return RelevanceModel.from_examples(texts) if path else RelevanceModel.from_query(query)

@@ -8,7 +8,7 @@ Control endpoints live under ``/__sandbox__/`` on any host name and are not
 recorded: ``report`` (the politeness report; ``?interval=S&basis=idle|start``),
 ``log`` (the raw record as JSON lines), ``config`` and ``reset`` (POST).
 
-Run it with ``scrapy sandbox`` or ``python -m crawlproj.sandbox.server``; with
+Run it with ``scrapy sandbox`` or ``python -m sandbox.server``; with
 ``--port 0`` it picks a free port and prints ``{"port": N, ...}`` as its first
 line of output, so tests and the demo can start it as a real process.
 """
@@ -30,7 +30,7 @@ from email.utils import formatdate, parsedate_to_datetime
 from aiohttp import web
 from aiohttp.helpers import must_be_empty_body
 
-from ..politeness.ai_signal_rules import TDMREP_PATH
+from crawlproj.politeness.ai_signal_rules import TDMREP_PATH
 from . import hostile, structures
 from .audit import Record, politeness_report
 from .changes import PageChanges
@@ -200,7 +200,7 @@ class SandboxServer:
 
     async def structure(self, request: web.BaseRequest, host: int, name: str, conn: int,
                         arrival: float) -> web.StreamResponse:
-        """A page of the hostile-structures family (:mod:`crawlproj.sandbox.structures`)."""
+        """A page of the hostile-structures family (:mod:`sandbox.structures`)."""
         spec, path, port = self.web.specs[host], request.path, self.web.port
         status, body = 200, b""
         if spec.structure == "farm":
@@ -251,7 +251,7 @@ class SandboxServer:
         raise asyncio.CancelledError  # the connection is gone: aiohttp has nothing to send
 
     async def hostile(self, request: web.BaseRequest, name: str, conn: int, arrival: float) -> web.StreamResponse:
-        """A page of the hostile family (:mod:`crawlproj.sandbox.hostile`), recorded like any other."""
+        """A page of the hostile family (:mod:`sandbox.hostile`), recorded like any other."""
         path, html = request.path, "text/html; charset=utf-8"
         status, headers, body = 200, {"Content-Type": html}, b""
         sent = 0

@@ -22,8 +22,8 @@ from ..content.main_text import extract_main_text
 from ..content.offload import PageWorkers
 from ..content.page import ParsedPage
 from ..engine_state import engine_closing
-from .detect import Verdict, needs_rendering
-from .hosts import Comparison, HostRenderEvidence
+from ..rendering.detect import Verdict, needs_rendering
+from ..rendering.hosts import Comparison, HostRenderEvidence
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

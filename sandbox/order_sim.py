@@ -17,9 +17,9 @@ import heapq
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit
 
-from ..frontier.tiers import TwoTierFrontier
-from ..ordering.importance import StaticScores
-from ..ordering.prioritizer import Prioritizer
+from crawlproj.frontier.tiers import TwoTierFrontier
+from crawlproj.ordering.importance import StaticScores
+from crawlproj.ordering.prioritizer import Prioritizer
 from .graph import SandboxWeb
 
 

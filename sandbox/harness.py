@@ -19,11 +19,11 @@ from .audit import Record
 from .graph import SandboxWeb
 from .server import config_from_dict
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
+PROJECT_DIR = Path(__file__).resolve().parents[1]
 
 
 class SandboxProcess:
-    """``python -m crawlproj.sandbox.server`` on a free loopback port, as a context manager."""
+    """``python -m sandbox.server`` on a free loopback port, as a context manager."""
 
     def __init__(self, *args: str, seeds_file: str | os.PathLike | None = None, startup_timeout: float = 20) -> None:
         self.args = list(args)
@@ -34,7 +34,7 @@ class SandboxProcess:
         self.web: SandboxWeb | None = None
 
     def start(self) -> SandboxProcess:
-        cmd = [sys.executable, "-m", "crawlproj.sandbox.server", "--port", "0", *self.args]
+        cmd = [sys.executable, "-m", "sandbox.server", "--port", "0", *self.args]
         if self.seeds_file:
             cmd += ["--seeds-file", self.seeds_file]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=PROJECT_DIR)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..content.budget import PageBudget
-from ..content.main_text import extract_main_text
-from ..content.near_duplicates import Match, jaccard, normalise, shingles
-from ..content.pipeline import sign_page
+from crawlproj.content.budget import PageBudget
+from crawlproj.content.main_text import extract_main_text
+from crawlproj.content.near_duplicates import Match, jaccard, normalise, shingles
+from crawlproj.content.pipeline import sign_page
 from .docsites import DocSite, html_files
 
 

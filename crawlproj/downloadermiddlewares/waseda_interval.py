@@ -19,26 +19,13 @@ from __future__ import annotations
 
 import time
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
+from ..politeness.hosts import host_politeness
 from ..signals import fetch_observed, host_rest
 from ..stalls import HeldMark, crawler_held, held_mark
-from .hosts import HostPoliteness
-
-_states: WeakKeyDictionary = WeakKeyDictionary()
-
-
-
-def host_politeness(crawler: Crawler) -> HostPoliteness:
-    """The crawl's one :class:`HostPoliteness`, made from its settings on first use: the
-    middleware records fetches in it, the frontier reads rests and holds from it."""
-    state = _states.get(crawler)
-    if state is None:
-        state = _states[crawler] = HostPoliteness.from_settings(crawler.settings)
-    return state
 
 
 class WasedaIntervalMiddleware:

@@ -1,0 +1,70 @@
+"""HTML pages parsed in a page thread (a downloader middleware), so that no page holds the
+reactor; the threads and the helper process are :class:`crawlproj.content.offload.PageWorkers`."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from scrapy.crawler import Crawler
+from scrapy.http import Request, Response, TextResponse
+
+from .. import signals as crawl_signals
+from ..content.budget import PageBudget
+from ..content.extract import adopt_parsed_page, is_html, page_budget
+from ..content.offload import PageWorkers, StageTimeout
+from ..content.page import SHELL_TEXTS, ParsedPage
+
+logger = logging.getLogger(__name__)
+
+
+def _parse(text: str, budget: PageBudget, min_links: int | None) -> ParsedPage:
+    """Everything later stages read of a page, read here, in the thread, not on the reactor;
+    then the tree goes (:meth:`ParsedPage.release`), since the page may wait a while for them."""
+    page = ParsedPage(text, budget)
+    # What the render decision will read past the links (a large page's visible text held the
+    # reactor up to 200 ms): only on pages with fewer links than settle it.
+    if min_links is not None and page.anchor_count < min_links:
+        page.visible_text_chars, page.scripts, page.text_pieces(SHELL_TEXTS + 1)  # noqa: B018
+    page.release()
+    return page
+
+
+class PageParseMiddleware:
+    """Parses HTML responses (of ``PAGE_THREAD_MIN_BYTES`` or more) in a page thread, so that no
+    page holds the reactor.
+
+    The spider and the render decision then read the same parse (``parsed_page``).
+    Sits just above the render decision, so its ``process_response`` runs first."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.stats = crawler.stats
+        self.workers = PageWorkers.of(crawler)
+        self.budget = page_budget(crawler.settings)
+        # RENDER_MIN_LINKS when the render decision judges pages (auto mode), else None.
+        auto = crawler.settings.get("RENDER_MODE") == "auto"
+        self.min_links = crawler.settings.getint("RENDER_MIN_LINKS") if auto else None
+        crawler.signals.connect(self.backlog_test, signal=crawl_signals.fetch_backlog_test)
+
+    def backlog_test(self) -> Any:
+        """The page threads' ``busy`` (answers :data:`crawlproj.signals.fetch_backlog_test`)."""
+        return self.workers.busy if self.workers.enabled and self.workers.backlog else None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PageParseMiddleware:
+        return cls(crawler)
+
+    async def process_response(self, request: Request, response: Response, spider: Any = None) -> Response:
+        if (not isinstance(response, TextResponse) or not self.workers.wants(len(response.body))
+                or not is_html(response.headers.get(b"Content-Type"))):
+            return response
+        text = response.text  # decoded here: the thread only parses
+        try:
+            page = await self.workers.run(_parse, text, self.budget, self.min_links)
+            self.stats.inc_value("budget/parsed_in_thread")
+        except StageTimeout as exc:
+            logger.warning("parsing %s gave up: %s", response.url, exc)
+            self.stats.inc_value("budget/timeout/parse")
+            page = ParsedPage.unparsed("timeout")
+        adopt_parsed_page(response, page)
+        return response
