@@ -451,6 +451,11 @@ PAGE_STAGE_TIMEOUT: number(float, 0, inclusive=False) = 20.0
 #: to parse than to fetch (a link farm's 50,000 links) wait on their server instead of in
 #: memory (64 of them held 2.7 GB). 0: no limit.
 PAGE_STAGE_BACKLOG: number(int, 0) = 8
+#: At a close (CLOSESPIDER_*, SIGTERM), pages already fetched are still read and stored for this
+#: many seconds; those left after it are dropped (crawlproj/pages_left_at_close), for a JOBDIR
+#: resume to fetch again: a clean stop leaves nothing to fetch twice, and a close held up by a
+#: link farm's pages still ends in seconds.
+CLOSE_GRACE: number(float, 0) = 5.0
 #: Pages whose links the spider reads side by side on the reactor's thread; the rest wait their
 #: turn (56 link-farm pages side by side held the reactor 1 s a turn). 0: no limit.
 LINK_STAGE_PAGES: number(int, 0) = 2

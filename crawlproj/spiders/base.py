@@ -187,6 +187,8 @@ class CrawlSpiderBase(scrapy.Spider):
         self.copy_share = CopyShare(s.getint("COPY_HOST_MIN_PAGES"), s.getfloat("COPY_HOST_SLOW_SHARE"),
                                     s.getfloat("COPY_HOST_CAP_SHARE"))
         self.link_gate = WorkGate(s.getint("LINK_STAGE_PAGES"), s.getint("PAGE_STAGE_BACKLOG"))
+        self.close_grace = s.getfloat("CLOSE_GRACE")
+        self._closing_since: float | None = None
         self.crawler.signals.connect(self.backlog_test, signal=crawl_signals.fetch_backlog_test)
 
     def exhausted(self, request: scrapy.Request, url: str, kind: str, error: str) -> None:
@@ -238,9 +240,9 @@ class CrawlSpiderBase(scrapy.Spider):
     # -- responses -------------------------------------------------------
     async def parse(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:
         # The page's work (its links above all) runs behind the link gate: a few pages at a time
-        # take the reactor's turns, and a crawl closing leaves the rest for its resume.
+        # take the reactor's turns, and a crawl closing for CLOSE_GRACE leaves the rest for its resume.
         async with self.link_gate.turn():
-            read = None if engine_closing(self.crawler) else await self._read_page(response)
+            read = None if self._past_close_grace() else await self._read_page(response)
         if read is None:
             # Neither links nor page: with JOBDIR the journal still has it pending, and a resume
             # fetches it again. Stored without its links, its links would be lost to the resume.
@@ -250,6 +252,16 @@ class CrawlSpiderBase(scrapy.Spider):
         for url in follow:  # links go to the frontier before the page goes to the store (its journal)
             yield self.request(url)
         yield item
+
+    def _past_close_grace(self) -> bool:
+        """Whether the crawl has been closing for ``CLOSE_GRACE`` seconds: pages fetched before a
+        close are still read and stored for that long (a clean stop leaves nothing to fetch again),
+        and dropped after it (a close held by a link farm's pages ends in seconds)."""
+        if not engine_closing(self.crawler):
+            return False
+        if self._closing_since is None:
+            self._closing_since = time.monotonic()
+        return time.monotonic() - self._closing_since >= self.close_grace
 
     async def _read_page(self, response: Response) -> tuple[list[str], Any] | None:
         """The URLs to follow from ``response`` and its item (a :class:`PageItem`, or
@@ -279,7 +291,7 @@ class CrawlSpiderBase(scrapy.Spider):
                 language = page.declared_language
                 text_digest = page.text_digest
                 for found in iter_links(page, response.url, self.link_canonical):
-                    if await turns.maybe() and engine_closing(self.crawler):
+                    if await turns.maybe() and self._past_close_grace():
                         return None
                     if isinstance(found, InvalidURL):
                         self.count(f"url_rejected/{found.reason}")
@@ -305,7 +317,7 @@ class CrawlSpiderBase(scrapy.Spider):
         seen, admissible = self.url_seen(), self.host_admissible()
         followed: dict[str, None] = {}  # in page order
         for link in links:
-            if await turns.maybe() and engine_closing(self.crawler):
+            if await turns.maybe() and self._past_close_grace():
                 return None
             if link.nofollow and not self.follow_nofollow:
                 self.count("nofollow_skipped")
