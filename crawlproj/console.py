@@ -128,10 +128,10 @@ def summary_lines(stats: dict, elapsed: float, store: str, stats_file: str | Non
 
 def default_stats_file(store_uri: str) -> str | None:
     """The stats file beside a store: ``sqlite:///data/crawl.db`` -> ``data/crawl.stats.json``."""
-    from .store import parse_store_uri
+    from .store import beside_store, parse_store_uri
 
     try:
-        return os.path.splitext(parse_store_uri(store_uri)[1])[0] + ".stats.json"
+        return beside_store(parse_store_uri(store_uri)[1], "stats", ".json")
     except ValueError:
         return None
 

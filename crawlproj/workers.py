@@ -23,7 +23,7 @@ from pathlib import Path
 
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
-from .store import beside_store, parse_store_uri
+from .store import beside_store, settings_store
 from .store.archive import warc_directory
 from .store.merge import merge_shards
 
@@ -32,13 +32,13 @@ logger = logging.getLogger(__name__)
 
 def shard_dir(store_path: str) -> Path:
     """Where the workers' shards go: ``data/crawl.db`` -> ``data/crawl.workers/``."""
-    return Path(os.path.splitext(store_path)[0] + ".workers")
+    return Path(beside_store(store_path, "workers", ""))
 
 
 def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict[str, str]:
     """The settings that make one crawl process worker ``index`` of a local distributed crawl
     (on top of everything the user set: profile, scope, politeness)."""
-    _, store = parse_store_uri(settings.get("STORE_URI"))
+    store = settings_store(settings)
     worker = f"worker{index}"
     return {
         "WORKERS": "1",
@@ -74,11 +74,11 @@ def run_workers(argv: list[str], settings: BaseSettings) -> int:
     from .redis_process import RedisServer
 
     count = settings.getint("WORKERS")
-    _, store = parse_store_uri(settings.get("STORE_URI"))
+    store = settings_store(settings)
     if "site" in argv[1:2]:
         logger.warning("WORKERS=%d on one site: politeness lets one request at a time go to a host, so the workers "
                        "beyond the first mostly wait for it (WORKERS pays on crawls of many hosts)", count)
-    redis_dir = os.path.splitext(store)[0] + ".redis"
+    redis_dir = beside_store(store, "redis", "")
     with RedisServer(appendonly="everysec", data_dir=redis_dir) as redis:
         logger.info("%d workers over redis-server %s (data in %s)", count, redis.url, redis_dir)
         procs = []

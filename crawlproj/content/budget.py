@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import defaults
+
 #: One C-speed pass over a page's tags: "" for a start tag, "/" for an end tag, "!" or "?" for
 #: a comment or doctype, the name of the void elements pages are full of (other voids count as starts).
 _TALLY = re.compile(r"<([/!?]|(?:br|img|meta|link|input|hr)(?=[\s/>])|(?=[A-Za-z]))", re.IGNORECASE)
@@ -123,10 +125,10 @@ def nesting(html: str, max_depth: int | None = None, max_elements: int | None = 
 class PageBudget:
     """The bounds one page is held to (``PAGE_MAX_DEPTH``, ``PAGE_MAX_ELEMENTS``, ``MAIN_TEXT_MAX_DEPTH``)."""
 
-    max_depth: int = 1024
-    max_elements: int = 250_000
-    main_text_max_depth: int = 256
-    max_links: int = 6_000  # MAX_LINKS_PER_PAGE (0: all)
+    max_depth: int = defaults.PAGE_MAX_DEPTH
+    max_elements: int = defaults.PAGE_MAX_ELEMENTS
+    main_text_max_depth: int = defaults.MAIN_TEXT_MAX_DEPTH
+    max_links: int = defaults.MAX_LINKS_PER_PAGE  # 0: all
     #: Pages with more start tags than this are walked whatever the estimate says.
     walk_start_tags: int = 2048
 

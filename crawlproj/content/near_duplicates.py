@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from datasketch import LeanMinHash, MinHash, MinHashLSH
 
+from .. import defaults
+
 if TYPE_CHECKING:
     from .index_storage import IndexStorage
 
@@ -254,7 +256,8 @@ class SigningShape:
     permutations and shingle sizes. Both indexes (memory and Redis) sign alike, through
     this, so one crawl's signatures compare with another's."""
 
-    def __init__(self, threshold: float = 0.8, num_perm: int = 128, min_shingles: int = 1, word_n: int = 5,
+    def __init__(self, threshold: float = defaults.NEAR_DUPLICATES_THRESHOLD,
+                 num_perm: int = defaults.NEAR_DUPLICATES_NUM_PERM, min_shingles: int = 1, word_n: int = 5,
                  char_n: int = 5, max_chars: int = 0) -> None:
         self.threshold, self.num_perm, self.min_shingles = threshold, num_perm, min_shingles
         self.word_n, self.char_n, self.max_chars = word_n, char_n, max_chars
@@ -307,7 +310,8 @@ class NearDuplicateIndex(SigningShape):
     fetched again) never matches itself; its entry is replaced.
     """
 
-    def __init__(self, threshold: float = 0.8, num_perm: int = 128, storage: IndexStorage | None = None,
+    def __init__(self, threshold: float = defaults.NEAR_DUPLICATES_THRESHOLD,
+                 num_perm: int = defaults.NEAR_DUPLICATES_NUM_PERM, storage: IndexStorage | None = None,
                  min_shingles: int = 1, word_n: int = 5, char_n: int = 5, max_chars: int = 0) -> None:
         from .index_storage import MemoryIndexStorage
 

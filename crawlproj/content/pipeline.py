@@ -12,7 +12,7 @@ from scrapy.utils.misc import load_object
 
 from .. import signals as crawl_signals
 from ..items import PageItem
-from ..store import beside_store, parse_store_uri
+from ..store import beside_store, settings_store
 from .budget import PageBudget
 from .extract import is_html, page_budget
 from .main_text import extract_main_text
@@ -38,7 +38,7 @@ class LocalNearDuplicateIndex(SqliteNearDuplicateIndex):
     @classmethod
     def from_settings(cls, settings, **shape) -> LocalNearDuplicateIndex:  # noqa: ANN001 - Scrapy Settings
         path = settings.get("NEAR_DUPLICATES_INDEX") or beside_store(
-            parse_store_uri(settings.get("STORE_URI"))[1], "near_duplicates")
+            settings_store(settings), "near_duplicates")
         return cls(path, **shape)
 
 

@@ -24,6 +24,7 @@ import sqlite3
 import numpy as np
 from datasketch import MinHashLSH
 
+from .. import defaults
 from ..store.sqlite import connect
 from .near_duplicates import SET_DIGEST, Fingerprint, Match, SigningShape
 
@@ -49,7 +50,8 @@ class SqliteNearDuplicateIndex(SigningShape):
     """The near-duplicate index in one SQLite file (WAL) at ``path`` (see the module docstring).
     ``storage`` is the index itself: the pipeline commits and closes it."""
 
-    def __init__(self, path: str, threshold: float = 0.8, num_perm: int = 128, min_shingles: int = 1,
+    def __init__(self, path: str, threshold: float = defaults.NEAR_DUPLICATES_THRESHOLD,
+                 num_perm: int = defaults.NEAR_DUPLICATES_NUM_PERM, min_shingles: int = 1,
                  word_n: int = 5, char_n: int = 5, max_chars: int = 0) -> None:
         super().__init__(threshold, num_perm, min_shingles, word_n, char_n, max_chars)
         self.path = self.where = path

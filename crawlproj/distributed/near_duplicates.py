@@ -22,6 +22,7 @@ import hashlib
 import numpy as np
 from datasketch import MinHashLSH
 
+from .. import defaults
 from ..content.near_duplicates import Fingerprint, Match, SigningShape
 
 
@@ -46,7 +47,8 @@ class RedisNearDuplicateIndex(SigningShape):
         index.where = f"{settings.get('REDIS_URL')} ({settings.get('REDIS_PREFIX')}:nd:*)"
         return index
 
-    def __init__(self, client, prefix: str, threshold: float = 0.8, num_perm: int = 128, min_shingles: int = 1,
+    def __init__(self, client, prefix: str, threshold: float = defaults.NEAR_DUPLICATES_THRESHOLD,
+                 num_perm: int = defaults.NEAR_DUPLICATES_NUM_PERM, min_shingles: int = 1,
                  word_n: int = 5, char_n: int = 5, max_chars: int = 0) -> None:
         super().__init__(threshold, num_perm, min_shingles, word_n, char_n, max_chars)
         self.r, self.prefix = client, f"{prefix}:nd"

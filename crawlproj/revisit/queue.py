@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 
-from ..store import beside_store, parse_store_uri
+from ..store import beside_store, settings_store
 from ..store.sqlite import connect
 from .estimator import PageHistory
 from .state import UrlState
@@ -119,7 +119,7 @@ class RevisitQueue(BufferedWrites):
     @classmethod
     def from_settings(cls, settings) -> RevisitQueue:  # noqa: ANN001 - Scrapy Settings
         """``REVISIT_DB``, or beside the store: ``data/crawl.db`` -> ``data/crawl.revisit.db``."""
-        return cls(settings.get("REVISIT_DB") or beside_store(parse_store_uri(settings.get("STORE_URI"))[1], "revisit"))
+        return cls(settings.get("REVISIT_DB") or beside_store(settings_store(settings), "revisit"))
 
     def __init__(self, path: str) -> None:
         self.path = path

@@ -25,9 +25,16 @@ def parse_store_uri(uri: str) -> tuple[str, str]:
     return parts.scheme, path
 
 
-def beside_store(path: str, name: str) -> str:
-    """A database kept beside the store's file: ``data/crawl.db``, ``revisit`` -> ``data/crawl.revisit.db``."""
-    return os.path.splitext(path)[0] + f".{name}.db"
+def beside_store(path: str, name: str, ext: str = ".db") -> str:
+    """A file (or folder) kept beside the store's file, the one place its name is made:
+    ``data/crawl.db``, ``revisit`` -> ``data/crawl.revisit.db``; ``stats``, ``.json`` ->
+    ``data/crawl.stats.json``; ``""``, ``.wacz`` -> ``data/crawl.wacz``."""
+    return os.path.splitext(path)[0] + (f".{name}" if name else "") + ext
+
+
+def settings_store(settings) -> str:  # noqa: ANN001 - Scrapy settings
+    """The path of the store ``STORE_URI`` names."""
+    return parse_store_uri(settings.get("STORE_URI"))[1]
 
 
 def open_store(uri: str) -> SqliteStore:

@@ -11,7 +11,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 
 from ..items import PageItem
-from . import beside_store, parse_store_uri
+from . import beside_store, settings_store
 from .warc import WarcArchive
 from .writer import WriterThread
 
@@ -24,12 +24,12 @@ _TRANSFER_HEADERS = {"content-encoding", "transfer-encoding", "content-length"}
 def warc_directory(settings) -> str:
     """``WARC_DIR``, or ``warc/`` beside the store database."""
     return settings.get("WARC_DIR") or os.path.join(
-        os.path.dirname(parse_store_uri(settings.get("STORE_URI"))[1]) or ".", "warc")
+        os.path.dirname(settings_store(settings)) or ".", "warc")
 
 
 def digest_index_path(settings) -> str:
     """``WARC_DIGEST_INDEX``, or beside the store (``data/crawl.db`` -> ``data/crawl.digests.db``)."""
-    return settings.get("WARC_DIGEST_INDEX") or beside_store(parse_store_uri(settings.get("STORE_URI"))[1], "digests")
+    return settings.get("WARC_DIGEST_INDEX") or beside_store(settings_store(settings), "digests")
 
 
 class ArchivePipeline:

@@ -31,7 +31,7 @@ from scrapy.utils.misc import load_object
 from twisted.internet import task
 
 from .. import signals as crawl_signals
-from . import beside_store, parse_store_uri
+from . import beside_store, settings_store
 from .sqlite import use_wal
 
 logger = logging.getLogger(__name__)
@@ -89,8 +89,7 @@ class SqliteDeadLetters:
 
     @classmethod
     def from_settings(cls, settings: Any) -> SqliteDeadLetters:
-        return cls(settings.get("DEADLETTERS_DB") or beside_store(parse_store_uri(settings.get("STORE_URI"))[1],
-                                                                    "deadletters"))
+        return cls(settings.get("DEADLETTERS_DB") or beside_store(settings_store(settings), "deadletters"))
 
     def add(self, url: str, host: str, kind: str, attempts: int, error: str, depth: int, at: float) -> None:
         self.conn.execute("""INSERT INTO dead_letters VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)

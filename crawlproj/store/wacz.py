@@ -29,7 +29,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from . import beside_store, parse_store_uri
+from . import beside_store, settings_store
 from .archive import digest_index_path
 from .digests import DigestIndex
 
@@ -50,7 +50,7 @@ class WaczPackage:
 
 def default_wacz_path(store_path: str) -> str:
     """``data/crawl.db`` -> ``data/crawl.wacz``."""
-    return os.path.splitext(store_path)[0] + ".wacz"
+    return beside_store(store_path, "", ".wacz")
 
 
 def archived_pages(store_path: str, digest_index: str | None = None) -> tuple[list[str], list[dict]]:
@@ -120,7 +120,7 @@ class WaczOnClose:
         if not s.getbool("WACZ_ON_CLOSE") or not s.getbool("WARC_ENABLED"):
             raise NotConfigured
         self.stats = crawler.stats
-        self.store_path = parse_store_uri(s.get("STORE_URI"))[1]
+        self.store_path = settings_store(s)
         self.out = s.get("WACZ_FILE") or None
         self.digest_index = digest_index_path(s)
         from scrapy import signals
