@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 SEEDS  ?= seeds/default.txt
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup crawl test demo bench clean
+.PHONY: setup crawl test test-fast demo bench clean
 
 # pyproject.toml's dependencies (and dev's) are installed; the checkout itself goes on the
 # venv's path through a .pth file, as an editable install would, without setuptools'
@@ -39,6 +39,10 @@ crawl: setup
 ## make test: the whole suite (what CI runs)
 test: setup .venv-pywb/.installed
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+## make test-fast: the edit-test loop: the unit tests and one small crawl (no other server or crawl)
+test-fast: setup
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" $(PYTEST_ARGS)
 
 ## make demo: sandbox web + crawl + summary, no internet needed
 demo: setup

@@ -246,7 +246,7 @@ def probability(settings: BaseSettings, name: str) -> None:
 
 @accepts("seconds, REVISIT_MIN_INTERVAL to 400 days")
 def revisit_range(settings: BaseSettings, name: str) -> None:
-    """REVISIT_MAX_INTERVAL: above REVISIT_MIN_INTERVAL, at most 400 days (seed 001's cap)."""
+    """REVISIT_MAX_INTERVAL: above REVISIT_MIN_INTERVAL, at most 400 days (Tamura and Kitsuregawa's cap)."""
     number(float, 0, inclusive=False)(settings, name)
     value = settings.getfloat(name)
     if value < settings.getfloat("REVISIT_MIN_INTERVAL"):

@@ -32,7 +32,7 @@ ADDONS: components = {"crawlproj.profiles.ProfileAddon": 0}
 PROFILE: non_empty = "local"
 
 # -- identity ----------------------------------------------------------------
-#: Publish who crawls and how to reach them (seed 004). Set your own contact URL.
+#: Publish who crawls and how to reach them (the Waseda crawler). Set your own contact URL.
 USER_AGENT: non_empty = "crawlproj/0.1 (+https://example.invalid/crawlproj-contact)"
 #: Product token matched against robots.txt groups, then '*'.
 ROBOTSTXT_USER_AGENT: non_empty = "crawlproj"
@@ -45,10 +45,10 @@ ROBOTSTXT_PARSER: class_path = "crawlproj.politeness.robots.Rfc9309RobotParser"
 # -- scope -------------------------------------------------------------------
 #: Seed list(s) for the `web` spider: one URL a line, '#' comments.
 SEEDS_FILE: text = "seeds/default.txt"
-#: Hop limit from the seed; seed 004 used 15.
+#: Hop limit from the seed; the Waseda crawler used 15.
 DEPTH_LIMIT: number(int, 0) = 15
 #: Links followed through consecutive dynamic pages (a query, or a path matching
-#: DYNAMIC_URL_PATTERNS) stop after this many hops (seed 004: cut complaints; stops
+#: DYNAMIC_URL_PATTERNS) stop after this many hops (the Waseda crawler: cut complaints; stops
 #: infinite calendars). Separate from DEPTH_LIMIT. 0 turns it off.
 CGI_HOP_LIMIT: number(int, 0) = 5
 DYNAMIC_URL_PATTERNS: regex_list = [r"\.cgi\b", r"\.php\b", r"\.aspx?\b", r"/cgi-bin/"]
@@ -56,7 +56,7 @@ DYNAMIC_URL_PATTERNS: regex_list = [r"\.cgi\b", r"\.php\b", r"\.aspx?\b", r"/cgi
 MAX_REPEATED_SEGMENTS: number(int, 0) = 3
 #: Links with more query parameters than this are generated URLs. 0: off.
 QUERY_MAX_PARAMS: number(int, 0) = 16
-#: The most pages admitted per host (seed 004's per-site cap). 0: no cap.
+#: The most pages admitted per host (the Waseda crawler's per-site cap). 0: no cap.
 MAX_PAGES_PER_HOST: number(int, 0) = 50_000
 #: The most links taken from one page (as Heritrix's default): a link farm's page names tens of
 #: thousands of hosts; the rest of its links are left (crawlproj/over_budget/links). 0: all.
@@ -125,7 +125,7 @@ MIN_INTERVAL: number(float, 0) = 1.0
 INTERVAL_DURATION_FACTOR: number(float, 0) = 10.0
 #: robots.txt Crawl-delay is honoured up to this many seconds.
 MAX_CRAWL_DELAY: number(float, 0) = 60.0
-#: Waseda dynamic interval (seed 004): min_interval + MAX_DELAY_1 x max(0, 1 - speed /
+#: Waseda dynamic interval (the Waseda crawler): min_interval + MAX_DELAY_1 x max(0, 1 - speed /
 #: TARGET_SPEED) + MAX_DELAY_2 x errors / 10, over the host's last WASEDA_WINDOW fetches.
 #: Speed is bytes/s; errors are timeouts, dropped connections and send/receive errors.
 WASEDA_INTERVAL_ENABLED: boolean = True
@@ -147,12 +147,12 @@ BACKOFF_MAX: number(float, 0) = 3600.0
 RETRY_TIMES: number(int, 0) = 2
 RETRY_BACKOFF_BASE: number(float, 0) = 2.0
 RETRY_BACKOFF_MAX: number(float, 0) = 300.0
-#: Suspend (seed 004): after crawling one host continuously for SUSPEND_AFTER_SECONDS
+#: Suspend (the Waseda crawler): after crawling one host continuously for SUSPEND_AFTER_SECONDS
 #: and/or SUSPEND_AFTER_PAGES, it rests SUSPEND_FOR seconds. 0 turns a trigger off.
 SUSPEND_AFTER_SECONDS: number(float, 0) = 1800.0
 SUSPEND_AFTER_PAGES: number(int, 0) = 0
 SUSPEND_FOR: number(float, 0) = 300.0
-#: Keep-alive (seed 004): connections are reused per host; when a server closes keep-alive
+#: Keep-alive (the Waseda crawler): connections are reused per host; when a server closes keep-alive
 #: (Connection: close), the host rests this many seconds. 0 turns it off.
 KEEPALIVE_CLOSE_PAUSE: number(float, 0) = 2.0
 #: Keep-alive aware HTTP/1.1, and the browser for requests that need rendering.
@@ -161,7 +161,7 @@ DOWNLOAD_HANDLERS: handlers = {  # keep-alive aware HTTP/1.1, and rendering for 
     "https": "crawlproj.rendering.handler.RenderingDownloadHandler",
 }
 #: At most this many requests in flight to one IP address across all its host names
-#: (seed 004: one server hosting many subdomains). 0: no cap.
+#: (the Waseda crawler: one server hosting many subdomains). 0: no cap.
 PER_IP_CONCURRENCY: number(int, 0) = 1
 #: At most this many requests a second to one IP address across all its host names, robots.txt
 #: fetches included: host intervals rest each name, this rests the server behind them. 0: no limit.
@@ -289,7 +289,7 @@ SCRAPER_SLOT_MAX_ACTIVE_SIZE: number(int, 0) = 24 * 1024 * 1024
 #: Redirects followed for one URL; a loop ends here and is stored as a fetch error.
 REDIRECT_MAX_TIMES: number(int, 0) = 10
 #: Keep non-2xx responses: their status is part of the archive.
-#: A host's robots.txt is fetched again after this many seconds (seed 004: 24 h drew
+#: A host's robots.txt is fetched again after this many seconds (the Waseda crawler: 24 h drew
 #: complaints, 6 h did not). A 5xx or unreachable robots.txt is asked again sooner.
 ROBOTSTXT_TTL: number(float, 0) = 6 * 3600.0
 #: Seconds before a robots.txt that failed (5xx, unreachable) is asked again.
@@ -529,7 +529,7 @@ WORKERS: number(int, 1) = 1
 #: `scrapy seed FILE` pushes start URLs to this Redis list; workers read it while crawling.
 REDIS_START_URLS_KEY: non_empty = "{prefix}:start_urls"
 
-# -- incremental re-crawling (Tamura & Kitsuregawa, seed 001) ---------------
+# -- incremental re-crawling (Tamura and Kitsuregawa) ---------------
 #: Keep every fetched URL's change history and next due time (the long-term revisit queue).
 REVISIT_ENABLED: boolean = True
 #: "off": crawl once; "incremental": crawl continuously, revisiting known URLs as they fall

@@ -62,7 +62,7 @@ def pinned_address(pins: list[tuple[str, str]], name: str) -> str | None:
 
 class HostResolveResolver(CachingThreadedResolver):
     """Answers pinned names from ``HOST_RESOLVE``; everything else as Scrapy does, with a
-    ``DNSCACHE_TTL`` on cached answers and ``DNS_TIMEOUT`` per lookup (seed 000: cache
+    ``DNSCACHE_TTL`` on cached answers and ``DNS_TIMEOUT`` per lookup (the crawler-anatomy notes: cache
     DNS, resolve asynchronously; failures count as host errors in the frontier).
 
     Built once per process from the process-level settings (Scrapy installs the

@@ -30,3 +30,28 @@ def redis_server() -> Iterator:
 
     with RedisServer() as server:
         yield server
+
+
+#: What makes a test slow: a real server or a crawl process of its own. `make test-fast` (the
+#: edit-test loop) leaves these out but for one small crawl; `make test` (CI) runs everything.
+SLOW_FIXTURES = {"sandbox_factory", "redis_server", "apps"}
+SLOW_MODULES = {"test_benches", "test_memory", "test_scrapyd", "test_render_apps", "test_report_languages",
+                "test_extraction_equivalence", "test_first_hour", "test_crawl", "test_operations", "test_report",
+                "test_workers", "test_archive_output", "test_content_crawl", "test_revisit_crawl", "test_resume",
+                "test_distributed_crawl", "test_render_crawl", "test_hostile_crawl", "test_web_standards_crawl",
+                "test_frontier_crawl", "test_ordering_crawl", "test_dashboard", "test_render", "test_servers",
+                "test_encodings", "test_offload", "test_stalls"}
+#: The one crawl the fast tier keeps: the web spider over the sandbox, end to end.
+FAST_CRAWL = "test_web_crawl_stores_every_reachable_page_once_and_the_exact_link_graph"
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "slow: starts a real server or a crawl process (left out by make test-fast)")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1]
+        slow = module in SLOW_MODULES or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if slow and item.name != FAST_CRAWL:
+            item.add_marker(pytest.mark.slow)

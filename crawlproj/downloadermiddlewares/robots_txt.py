@@ -10,7 +10,7 @@ rules (allow all); a 5xx, or an unreachable robots.txt, means the whole host is
 disallowed. Each answer is announced with :data:`crawlproj.signals.robots_fetched`.
 
 Scrapy keeps a robots.txt for the whole crawl. Here each host's copy expires
-after ``ROBOTSTXT_TTL`` (6 h: seed 004 re-read it every 24 h, drew complaints
+after ``ROBOTSTXT_TTL`` (6 h: the Waseda crawler re-read it every 24 h, drew complaints
 from sites whose changes were ignored, and settled on 6 h); a 5xx or
 unreachable answer expires after ``ROBOTSTXT_ERROR_TTL``, so the host is asked
 again later. The next request to the host after expiry fetches it again first,

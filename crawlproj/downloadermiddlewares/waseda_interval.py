@@ -1,4 +1,4 @@
-"""The Waseda dynamic interval, applied by a downloader middleware (seed 004; the design card).
+"""The Waseda dynamic interval, applied by a downloader middleware (the Waseda crawler; the design card).
 
 :class:`WasedaIntervalMiddleware` sits next to the download handler, so it sees each raw
 outcome (the 503, the dropped connection) before Scrapy's retry and redirect middlewares

@@ -1,4 +1,4 @@
-"""Crawl ordering (seed 000, "クロール順序付け"): which waiting URL is worth fetching first.
+"""Crawl ordering (the crawler-anatomy notes, "クロール順序付け"): which waiting URL is worth fetching first.
 
 :mod:`.prioritizer` turns scores into the frontier's front-tier levels (breadth-first,
 importance, freshness, topical relevance, or a weighted mix); :mod:`.importance` keeps

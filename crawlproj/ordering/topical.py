@@ -7,7 +7,7 @@ learnt online from the pages the crawl scores, so common words lose weight as
 the crawl goes. English words and, for Japanese (no spaces), character bigrams
 are the terms.
 
-A link's score mixes its page's score with its anchor text's (seed 000: the
+A link's score mixes its page's score with its anchor text's (the crawler-anatomy notes: the
 anchor often says more about the target than the page around it); :func:`link_score`.
 """
 

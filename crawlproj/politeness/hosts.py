@@ -8,7 +8,7 @@ held back longer; the frontier enforces that:
 * the interval (:class:`~crawlproj.politeness.interval.IntervalPolicy`): the minimum, the
   Waseda rule over the key's last ``WASEDA_WINDOW`` fetches, the Mercator duration rule,
   robots.txt's ``Crawl-delay`` and a server's back-off (429/503 with ``Retry-After``);
-* holds beyond it (seed 004): parked after ``HOST_PARK_AFTER`` failures in a row,
+* holds beyond it (the Waseda crawler): parked after ``HOST_PARK_AFTER`` failures in a row,
   suspended after ``SUSPEND_AFTER_SECONDS`` / ``SUSPEND_AFTER_PAGES`` of continuous
   crawling, paused after the server closes keep-alive, and backed off before a retry.
 """
@@ -123,7 +123,7 @@ class HostPoliteness:
         return self.policy.interval(duration, self.crawl_delay.get(key)).seconds
 
     def keepalive_closed(self, key: str, now: float) -> Hold | None:
-        """The server closed keep-alive: rest the key (seed 004), when that is on."""
+        """The server closed keep-alive: rest the key (the Waseda crawler), when that is on."""
         return self._hold(key, now + self.keepalive_pause, "keepalive", "frontier/keepalive_pauses") \
             if self.keepalive_pause else None
 
@@ -159,7 +159,7 @@ class HostPoliteness:
         return None
 
     def _session(self, key: str, now: float) -> Hold | None:
-        """Suspend a key for ``suspend_for`` after continuous crawling (seed 004)."""
+        """Suspend a key for ``suspend_for`` after continuous crawling (the Waseda crawler)."""
         after_seconds, after_pages = self.suspend_after
         if not (after_seconds or after_pages):
             return None

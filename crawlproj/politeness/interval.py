@@ -7,7 +7,7 @@ the interval, for stats and the dashboard.
 Rules (the interval in force is the largest of those enabled):
 
 * ``min_interval``: the floor, ``MIN_INTERVAL``.
-* ``waseda``: the dynamic interval of the Waseda 10-billion-page crawler (seed 004),
+* ``waseda``: the dynamic interval of the Waseda 10-billion-page crawler (Muraoka et al.),
   ``min_interval + max_delay_1 * max(0, 1 - speed / target_speed) + max_delay_2 * errors / 10``
   over the host's last 10 fetches (:class:`HostWindow`).
 * ``duration``: Mercator's ``k x`` the last fetch's duration.

@@ -6,7 +6,7 @@ HTTP client keeps the ``Connection`` response header to itself (it is a
 connection-control header), so nothing above the handler can tell that a
 server closed keep-alive. :class:`KeepAliveAwareDownloadHandler` copies that
 header into the response headers; the frontier then rests the host for
-``KEEPALIVE_CLOSE_PAUSE`` (seed 004: crawl on while keep-alive holds, pause
+``KEEPALIVE_CLOSE_PAUSE`` (the Waseda crawler: crawl on while keep-alive holds, pause
 when the server closes it).
 
 Response headers are bounded too: ``DOWNLOAD_MAXSIZE`` counts bodies only, and a server

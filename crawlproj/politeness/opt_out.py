@@ -1,4 +1,4 @@
-"""The operator's opt-out list (seed 004's complaint desk: most complaints asked the crawler to stop).
+"""The operator's opt-out list (the Waseda crawler's complaint desk: most complaints asked the crawler to stop).
 
 One entry a line (``#`` starts a comment):
 

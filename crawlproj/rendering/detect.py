@@ -1,6 +1,6 @@
 """Does a page need JavaScript to show its text and links? Judged on the static HTML (pure).
 
-Rendering costs 10-20x a static fetch (seed 002), so only pages whose static HTML
+Rendering costs 10-20x a static fetch (the asyncio crawler report), so only pages whose static HTML
 is an application shell are rendered. One general rule, whatever the framework:
 
 * the page shows **little visible text**: fewer than ``min_text`` characters (scripts,

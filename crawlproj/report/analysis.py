@@ -1,4 +1,4 @@
-"""The crawl analysis (seed 004): figures computed from a crawl store (pure; SQLite in, dicts out).
+"""The crawl analysis (the Waseda crawler): figures computed from a crawl store (pure; SQLite in, dicts out).
 
 * host-level PageRank (damping 0.85) over the host link graph, by power iteration on a
   sparse matrix; dangling hosts spread their rank evenly;
@@ -202,7 +202,7 @@ def ai_use_rows(q) -> list[dict]:
 
 
 def revisit_figures(path: str) -> dict | None:
-    """Figs. 3-5 of seed 001 from a revisit queue: interval histogram, detection against interval,
+    """Figs. 3-5 of Tamura and Kitsuregawa from a revisit queue: interval histogram, detection against interval,
     server intervals (1 / load index), each page with what its estimate rests on (dates, yes/no
     visits, or its neighbours' prior). None when there is no revisit data."""
     if not os.path.exists(path):

@@ -1,2 +1,2 @@
-"""Incremental re-crawling (Tamura & Kitsuregawa, seed 001): per-page change-rate estimation
+"""Incremental re-crawling (Tamura and Kitsuregawa): per-page change-rate estimation
 (:mod:`.estimator`), revisit intervals and the server load index (:mod:`.schedule`)."""

@@ -4,7 +4,7 @@
   eq. (3)'s estimate times a policy factor; exponential back-off when the page
   never changed (``U = T``); shrinking when it always changed (``U = 0``); uniform
   random in a range after the first access; clamped to ``[min, 400 days]``, and
-  any interval over 400 days replaced by a uniform draw in 300-400 days (seed 001).
+  any interval over 400 days replaced by a uniform draw in 300-400 days (Tamura and Kitsuregawa).
 * :class:`ServerLoad` keeps ``L_i = sum of 1/T_ij`` over a server's pages
   incrementally. ``1/L_i`` is the server interval its schedule requires; below the
   polite minimum the server is overloaded, and :meth:`ServerLoad.relieve` makes the

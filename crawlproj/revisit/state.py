@@ -1,6 +1,6 @@
 """Per-URL revisit state and the planner that moves it from one visit to the next (pure).
 
-:class:`UrlState` is what the long-term queue keeps per URL (seed 001): first and
+:class:`UrlState` is what the long-term queue keeps per URL (Tamura and Kitsuregawa): first and
 last access, ``U``, ``m``, ``t_c min`` (``T`` and ``t_c avg = (T - U) / m`` follow
 from them), the current interval and next due time, and what detects a change
 next time (content hash, ETag, Last-Modified), the newest ``<lastmod>`` a sitemap gave, and
