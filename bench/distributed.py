@@ -72,29 +72,85 @@ def run(sandbox: SandboxProcess, workdir: Path, seconds: float, workers: int, se
             "redis_bytes_per_page": round((bytes1 - bytes0) / max(1, pages))}
 
 
-def queued_bytes_per_url(n: int = 50_000) -> float:
-    """Redis memory per queued URL: ``n`` requests like a crawl's pushed to a fresh Redis."""
+class _Spider:
+    """Stands in for the crawl's spider: its requests name ``parse`` and ``on_error``, as a crawl's links do."""
+
+    name = "web"
+
+    def parse(self, response):  # noqa: ANN001, ANN201
+        pass
+
+    def on_error(self, failure):  # noqa: ANN001, ANN201
+        pass
+
+
+def queued_bytes(urls: int, hosts: int, long_form: bool = False) -> dict:
+    """Redis memory of the queue, from Redis's own ``used_memory``: ``urls`` links like a crawl's
+    (GET, depth, CGI hops; URLs of about 60 characters) over ``hosts`` hosts, pushed into a
+    fresh Redis. One link per host first (each host's keys are made then), then the rest:
+    bytes per queued URL, and per host beyond its URLs. The URL-seen bitmap's share per URL
+    comes from its shape (``bloom_shape``) for this many URLs."""
     import scrapy
 
+    from crawlproj.frontier.entry import request_entry
+
+    from crawlproj.distributed import frontier as frontier_module
+
+    spider = _Spider()
+    if long_form:  # every entry pickled, as every entry was before the lean form
+        frontier_module.pack = lambda entry, key: b"P" + __import__("pickle").dumps(entry, protocol=5)
     with RedisServer() as server:
         client = redis.Redis.from_url(server.url)
-        before = client.info("memory")["used_memory"]
         frontier = RedisFrontier(client, "m", "w", partitions=64)
-        for i in range(n):
-            host = f"h{i % 5000}.example.org"
-            frontier.push(host, scrapy.Request(f"http://{host}/section/page-{i}.html", meta={"depth": 3}).to_dict())
+        lengths, lean = [], 0
+
+        def push(i: int) -> None:
+            host = f"www.site{i % hosts}.example.org"
+            url = f"http://{host}/articles/2026/{i % 12 + 1:02d}/story-{i // hosts}.html"
+            entry = request_entry(scrapy.Request(url, callback=spider.parse, errback=spider.on_error,
+                                                 meta={"depth": 3, "cgi_hops": 0}), spider)
+            lengths.append(len(url)) if len(lengths) < 10_000 else None
+            frontier.push(host, entry)
+
+        client.config_set("save", "")
+        before = client.info("memory")["used_memory"]
+        for i in range(hosts):
+            push(i)
         frontier.flush()
-        return (client.info("memory")["used_memory"] - before) / n
+        first = client.info("memory")["used_memory"] - before
+        for i in range(hosts, urls):
+            push(i)
+        frontier.flush()
+        total = client.info("memory")["used_memory"] - before
+        lean = frontier.packed[1]
+    if long_form:
+        from crawlproj.distributed.entries import pack
+
+        frontier_module.pack = pack
+    per_url = (total - first) / max(1, urls - hosts)
+    bits, _ = bloom_shape(urls, 0.001)
+    return {"urls": urls, "hosts": hosts, "url_chars_mean": round(sum(lengths) / len(lengths), 1),
+            "lean_share": round(lean / urls, 4), "redis_bytes": total,
+            "bytes_per_url": round(total / urls, 1), "bytes_per_url_beyond_its_host": round(per_url, 1),
+            "bytes_per_host": round(first / hosts - per_url, 1),
+            "seen_bytes_per_url": round(bits / 8 / urls, 2)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--only-one", action="store_true", help="only the one-worker run (for tuning)")
+    parser.add_argument("--queued", type=int, default=10_000_000, help="queued URLs for the memory figure")
+    parser.add_argument("--queued-hosts", type=int, default=1_000_000, help="their hosts")
+    parser.add_argument("--only-queued", action="store_true", help="only the memory figure")
     parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     opts = parser.parse_args()
     if opts.smoke:
-        opts.seconds = 8.0
+        opts.seconds, opts.queued, opts.queued_hosts = 8.0, 20_000, 2_000
+    if opts.only_queued:
+        print(json.dumps({"bench": "distributed", "queued": queued_bytes(opts.queued, opts.queued_hosts),
+                          "queued_long_form": queued_bytes(opts.queued // 10, opts.queued_hosts // 10, long_form=True)}))
+        return
     tmp = Path(tempfile.mkdtemp(prefix="bench-distributed-"))
     seconds = opts.seconds
     ours = {"PROFILE": "sandbox", "SCHEDULER": "crawlproj.distributed.scheduler.DistributedScheduler",
@@ -115,7 +171,8 @@ def main() -> None:
                     "DOWNLOAD_DELAY": INTERVAL,
                     "CONCURRENT_REQUESTS_PER_DOMAIN": 1})
     bits, _ = bloom_shape(100_000_000, 0.001)
-    queued = queued_bytes_per_url()
+    queued = queued_bytes(opts.queued, opts.queued_hosts)
+    long_form = queued_bytes(opts.queued // 10, opts.queued_hosts // 10, long_form=True)
     out = {
         "bench": "distributed", "hosts": HOSTS, "interval_s": INTERVAL, "seconds": seconds,
         "workers": 2,
@@ -133,9 +190,11 @@ def main() -> None:
         "redis_calls_per_page": two["redis_calls_per_page"],
         "redis_bytes_per_page": two["redis_bytes_per_page"],
         "redis_seen_bytes_per_url": round(bits / 8 / 100_000_000, 2),
-        "redis_queued_bytes_per_url": round(queued, 1),
+        "redis_queued_bytes_per_url": queued["bytes_per_url"],
+        "queued": queued,
+        "queued_long_form": long_form,  # every entry pickled, as before the lean form (a tenth of the URLs)
         "projected_redis_gb_per_100m_urls": {"seen_only": round(bits / 8 / 1e9, 2),
-                                             "all_queued": round((bits / 8 + queued * 1e8) / 1e9, 1)},
+                                             "all_queued": round((bits / 8 + queued["bytes_per_url"] * 1e8) / 1e9, 1)},
         "wall_seconds": round(time.monotonic() - started, 1),
     }
     print(json.dumps(out))

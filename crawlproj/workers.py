@@ -49,6 +49,7 @@ def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict
         "NEAR_DUPLICATES_INDEX_CLASS": "crawlproj.distributed.near_duplicates.RedisNearDuplicateIndex",
         "REVISIT_QUEUE_CLASS": "crawlproj.distributed.revisit_queue.RedisRevisitQueue",
         "DASHBOARD_REDIS": "True",
+        "REFERER_ENABLED": "False",  # as in the distributed profile: queued URLs stay lean in Redis
         # One machine, a few workers: any free worker takes any due host, and looks often.
         "REDIS_SHARED_PARTITIONS": "True",
         "REDIS_POLL_SECONDS": "0.01",

@@ -7,11 +7,10 @@ error that names the exact command to install it: tests never skip quietly.
 
 from __future__ import annotations
 
-import os
+import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from crawlproj.redis_process import INSTALL_HINT, RedisServer, ServerProcess, find_binary, free_port

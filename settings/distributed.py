@@ -16,3 +16,7 @@ DEADLETTERS_CLASS = "crawlproj.distributed.deadletters.RedisDeadLetters"
 DASHBOARD_REDIS = True
 # A prefetch for an offline sample may go to another worker: samples render through the frontier.
 RENDER_SAMPLE_OFFLINE = False
+# A queued URL is kept lean in Redis (crawlproj/distributed/entries.py: its path and a few
+# numbers, ~90 bytes); a Referer header on every link would double it. Like Googlebot, the
+# distributed crawl sends none.
+REFERER_ENABLED = False

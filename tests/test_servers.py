@@ -20,7 +20,9 @@ def test_redis_server_runs_on_a_free_loopback_port_and_is_gone_after():
 
 
 def test_a_missing_binary_names_the_install_command(monkeypatch):
-    monkeypatch.setattr(servers.shutil, "which", lambda name: None)
-    monkeypatch.setattr(servers.Path, "exists", lambda self: False)
+    from crawlproj import redis_process
+
+    monkeypatch.setattr(redis_process.shutil, "which", lambda name: None)
+    monkeypatch.setattr(redis_process.Path, "exists", lambda self: False)
     with pytest.raises(RuntimeError, match="apt-get install -y --no-install-recommends redis-server"):
         RedisServer()

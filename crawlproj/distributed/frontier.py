@@ -20,7 +20,6 @@ up to ``batch`` due keys in one script call. Times in Redis are wall-clock milli
 
 from __future__ import annotations
 
-import pickle
 import time
 import zlib
 from collections import deque
@@ -32,6 +31,12 @@ import redis
 from ..frontier.journal import fingerprint
 from ..frontier.urlseen import key_of
 from . import scripts
+from .entries import pack, unpack
+
+
+def fp_bytes(fp: int) -> bytes:
+    """A URL's fingerprint as the 8 bytes that head its queue item and name its pending record."""
+    return fp.to_bytes(8, "little")
 
 
 def partition_of(key: Hashable, partitions: int) -> int:
@@ -78,6 +83,7 @@ class RedisFrontier:
         self.group_cap = group_cap
         self.group_gap_ms = round(1000.0 / group_rate) if group_rate > 0 else 0
         self._groups: dict[Hashable, Hashable] = {}
+        self.packed = [0, 0]  # entries pushed in the long form, in the lean one (distributed/entries_*)
 
     # -- clocks: the scheduler's monotonic seconds, Redis's wall-clock ms ------------
     def _ms(self, monotonic: float) -> int:
@@ -93,7 +99,9 @@ class RedisFrontier:
     def push(self, key: Hashable, entry: dict, level: int = 0, again: bool = False) -> None:
         level = min(max(int(level), 0), self.levels - 1)
         ukey = key_of(entry["method"], entry["url"], entry["body"])
-        item = str(fingerprint(ukey)).encode() + b"\t" + pickle.dumps(entry, protocol=5)
+        packed = pack(entry, str(key))
+        self.packed[packed[:1] == b"L"] += 1
+        item = fp_bytes(fingerprint(ukey)) + packed
         bloom: list = []
         if self.seen is not None and not entry.get("dont_filter"):
             bloom = [self.seen.key, *self.seen.offsets(ukey)]
@@ -130,7 +138,8 @@ class RedisFrontier:
                                                        self.lease_ms, self.levels, self.group_cap,
                                                        int(self.poll * 1000), self.group_gap_ms, *parts])
             for i in range(0, len(out), 3):
-                self._popped.append((out[i].decode(), pickle.loads(out[i + 2])))
+                key = out[i].decode()
+                self._popped.append((key, unpack(out[i + 2], key)))
             self._next_due_ms = float(next_due) if next_due else None
             if len(out) < 3 * self.batch:  # everything due was taken: quiet until the next due key
                 self._quiet_until = self.next_due() or now + self.poll
@@ -213,7 +222,7 @@ class RedisFrontier:
     def complete(self, urls: Iterable[str]) -> int:
         """The store committed these URLs: forget them as pending (flushing their links first)."""
         self.flush()
-        fps = [str(fingerprint(u)) for u in urls]
+        fps = [fp_bytes(fingerprint(u)) for u in urls]
         if not fps:
             return 0
         return int(self._scripts["COMPLETE"](args=[self.prefix, self.worker, *fps]))

@@ -77,6 +77,9 @@ class DistributedScheduler(FrontierScheduler):
         self.stats.set_value("distributed/partitions", len(owned))
         self.stats.set_value("distributed/returned_from_dead_workers", self.frontier.returned)
         self.stats.set_value("distributed/leases_expired", self.frontier.leases_expired)
+        long_form, lean_form = self.frontier.packed  # how many queued entries needed the long form
+        self.stats.set_value("distributed/entries_lean", lean_form)
+        self.stats.set_value("distributed/entries_long", long_form)
         if owned != before:
             logger.info("worker %s holds %d partitions", self.worker, len(owned))
             self.waker.now()

@@ -2,7 +2,8 @@
 
 Keys, under the prefix ``P`` (``REDIS_PREFIX``):
 
-* ``P:q:<key>:<level>``   list: one politeness key's queue at one priority level, items ``fp<TAB>entry``
+* ``P:q:<key>:<level>``   list: one politeness key's queue at one priority level, items ``fp entry``: the
+  URL's 8-byte fingerprint, then the entry (:mod:`.entries`: lean, or a pickle)
 * ``P:ready:<part>``      sorted set: the keys of partition ``part`` waiting, scored by when due (ms)
 * ``P:lease``             sorted set: keys in flight, scored by lease expiry (ms);
   ``P:lease_owner``       hash key -> ``worker<TAB>part``
@@ -35,7 +36,7 @@ redis.call('RPUSH', p..':q:'..key..':'..ARGV[4], ARGV[5])
 redis.call('INCR', p..':queued')
 -- An entry this worker holds, sent back (a retry, a render, a robots.txt visit first): the
 -- queue holds it again, so its pending record goes; whichever worker takes it records it anew.
-local fp = string.sub(ARGV[5], 1, string.find(ARGV[5], '\t', 1, true) - 1)
+local fp = string.sub(ARGV[5], 1, 8)
 if redis.call('HDEL', p..':pending:'..ARGV[7], fp) == 1 then redis.call('DECR', p..':inflight') end
 if not redis.call('ZSCORE', p..':lease', key) then
   local now = tonumber(ARGV[6])
@@ -90,8 +91,7 @@ for i = 10, #ARGV do
         if group and gap > 0 then redis.call('SET', p..':groupnext:'..group, now + gap, 'PX', math.ceil(gap) + 1000) end
         redis.call('ZADD', p..':lease', now + ttl, key)
         redis.call('HSET', p..':lease_owner', key, me..'\\t'..ARGV[i])
-        local tab = string.find(item, '\\t', 1, true)
-        local fp, entry = string.sub(item, 1, tab - 1), string.sub(item, tab + 1)
+        local fp, entry = string.sub(item, 1, 8), string.sub(item, 9)
         -- a retry has its first attempt's fingerprint: one pending entry, counted once
         local added = redis.call('HSET', p..':pending:'..me, fp, key..'\\t'..level..'\\t'..ARGV[i]..'\\t'..entry)
         redis.call('DECR', p..':queued')
@@ -199,7 +199,7 @@ for _, w in ipairs(dead) do
     local t2 = string.find(v, '\\t', t1 + 1, true)
     local t3 = string.find(v, '\\t', t2 + 1, true)
     local key, level, part = string.sub(v, 1, t1 - 1), string.sub(v, t1 + 1, t2 - 1), string.sub(v, t2 + 1, t3 - 1)
-    redis.call('LPUSH', p..':q:'..key..':'..level, fp..'\\t'..string.sub(v, t3 + 1))
+    redis.call('LPUSH', p..':q:'..key..':'..level, fp..string.sub(v, t3 + 1))
     parts_of[key] = part
     back = back + 1
   end

@@ -15,7 +15,6 @@ URL-seen filter, through scope, robots.txt and the frontier like any request.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sqlite3
