@@ -494,13 +494,19 @@ WACZ_ON_CLOSE: boolean = False
 WACZ_FILE: text = ""
 
 # -- distributed crawling (the distributed profile) ---------------------------
-#: The Redis holding the shared frontier, the URL-seen filter and the start URLs.
+#: The Redis holding the shared frontier, the URL-seen filter and the start URLs. A node of a
+#: Redis Cluster will do: the crawl finds the cluster from it and spreads its partitions over
+#: the masters (docs/distributed.md).
 REDIS_URL: redis_url = "redis://127.0.0.1:6379/0"
+#: A Redis Cluster's nodes to start from ("host:port host:port ..."), so that one node down at
+#: start does not stop a worker; empty: REDIS_URL alone (a password in REDIS_URL still applies).
+REDIS_CLUSTER_NODES: text = ""
 #: Prefix of every key of this crawl: two crawls on one Redis need two prefixes.
 REDIS_PREFIX: non_empty = "crawlproj"
 #: Hosts are split into this many partitions by hash; workers lease their share of them.
 FRONTIER_PARTITIONS: number(int, 1) = 64
-#: Due hosts one script call takes from Redis (one round trip serves this many requests).
+#: Due hosts a worker takes from Redis at once: one script call on one Redis (one round trip
+#: serves this many requests); on a cluster, one call per partition asked, in one round trip per node.
 REDIS_POP_BATCH: number(int, 1) = 16
 #: A worker with nothing due asks Redis again after this many seconds (other workers push into
 #: its partitions without telling it).
@@ -524,7 +530,8 @@ WORKER_ID: text = ""
 WORKER_IDLE_TIMEOUT: number(float, 0) = 0.0
 #: Crawl processes on this machine: one uses one core. Above 1, `scrapy crawl` starts a local
 #: redis-server (its data kept beside the store, so a rerun resumes), runs this many workers of
-#: a distributed crawl over it, and merges their shards into STORE_URI when they end.
+#: a distributed crawl over it, and merges their shards into STORE_URI when they end. With
+#: REDIS_URL or REDIS_CLUSTER_NODES set on the command line, the workers use that Redis instead.
 WORKERS: number(int, 1) = 1
 #: `scrapy seed FILE` pushes start URLs to this Redis list; workers read it while crawling.
 REDIS_START_URLS_KEY: non_empty = "{prefix}:start_urls"

@@ -93,18 +93,20 @@ class RedisServer(ServerProcess):
     ``data_dir``: keep its files there, and leave them on stop (a later server on the same
     directory starts where this one stopped); by default a temporary directory, removed."""
 
-    def __init__(self, startup_timeout: float = 10.0, appendonly: bool | str = False, data_dir: str = "") -> None:
+    def __init__(self, startup_timeout: float = 10.0, appendonly: bool | str = False, data_dir: str = "",
+                 extra_args: tuple[str, ...] = ()) -> None:
         super().__init__(find_binary("redis-server", "redis-server"), startup_timeout)
         self.appendonly = appendonly
         self.data_dir = data_dir
         self.keep_dir = bool(data_dir)
+        self.extra_args = extra_args
 
     def _command(self) -> list[str]:
         fsync = self.appendonly if isinstance(self.appendonly, str) else "always"
         persistence = (["--appendonly", "yes", "--appendfsync", fsync] if self.appendonly
                        else ["--appendonly", "no"])
         return [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persistence,
-                "--dir", self.dir, "--protected-mode", "yes", "--maxmemory-policy", "noeviction"]
+                "--dir", self.dir, "--protected-mode", "yes", "--maxmemory-policy", "noeviction", *self.extra_args]
 
     def crash_and_restart(self) -> None:
         """SIGKILL the server (no shutdown save) and start it again on the same port and files."""

@@ -10,6 +10,9 @@ ends, merges their store shards into the crawl's own store and stops Redis.
 Nothing is lost to a kill: Redis keeps its data beside the store
 (``<store>.redis/``, an append-only file synced every second), so running the same
 command again resumes the crawl where it stopped, as a single crawl's ``JOBDIR`` does.
+
+With ``REDIS_URL`` or ``REDIS_CLUSTER_NODES`` given on the command line, the workers use
+that Redis (or Redis Cluster) instead, with the default partitions, and start none.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+
+from contextlib import nullcontext
 
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
@@ -35,26 +40,35 @@ def shard_dir(store_path: str) -> Path:
     return Path(beside_store(store_path, "workers", ""))
 
 
+def given_redis(settings: BaseSettings) -> bool:
+    """Whether the user named a Redis for the workers (else they get a local one)."""
+    return any(settings.get(name) and settings.getpriority(name) > SETTINGS_PRIORITIES["project"]
+               for name in ("REDIS_URL", "REDIS_CLUSTER_NODES"))
+
+
 def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict[str, str]:
     """The settings that make one crawl process worker ``index`` of a local distributed crawl
     (on top of everything the user set: profile, scope, politeness)."""
     store = settings_store(settings)
     worker = f"worker{index}"
+    local = {  # one machine, a few workers, a Redis of their own: any free worker takes any due
+        # host, and looks often
+        "REDIS_URL": redis_url,
+        "REDIS_SHARED_PARTITIONS": "True",
+        "REDIS_POLL_SECONDS": "0.01",
+        "FRONTIER_PARTITIONS": "8",
+        "REDIS_POP_BATCH": "1",
+    }
     return {
         "WORKERS": "1",
         "WORKER_ID": worker,
-        "REDIS_URL": redis_url,
+        **({} if given_redis(settings) else local),
         "SCHEDULER": "crawlproj.distributed.scheduler.DistributedScheduler",
         "DUPEFILTER_CLASS": "crawlproj.distributed.dupefilter.RedisBloomDupeFilter",
         "NEAR_DUPLICATES_INDEX_CLASS": "crawlproj.distributed.near_duplicates.RedisNearDuplicateIndex",
         "REVISIT_QUEUE_CLASS": "crawlproj.distributed.revisit_queue.RedisRevisitQueue",
         "DASHBOARD_REDIS": "True",
         "REFERER_ENABLED": "False",  # as in the distributed profile: queued URLs stay lean in Redis
-        # One machine, a few workers: any free worker takes any due host, and looks often.
-        "REDIS_SHARED_PARTITIONS": "True",
-        "REDIS_POLL_SECONDS": "0.01",
-        "FRONTIER_PARTITIONS": "8",
-        "REDIS_POP_BATCH": "1",
         "STORE_URI": f"sqlite:///{os.path.abspath(shard_dir(store) / worker / 'crawl.db')}",
         # Every worker's WARC files in the crawl's one WARC directory, named after the worker.
         "WARC_DIR": os.path.abspath(warc_directory(settings)),
@@ -80,11 +94,15 @@ def run_workers(argv: list[str], settings: BaseSettings) -> int:
         logger.warning("WORKERS=%d on one site: politeness lets one request at a time go to a host, so the workers "
                        "beyond the first mostly wait for it (WORKERS pays on crawls of many hosts)", count)
     redis_dir = beside_store(store, "redis", "")
-    with RedisServer(appendonly="everysec", data_dir=redis_dir) as redis:
-        logger.info("%d workers over redis-server %s (data in %s)", count, redis.url, redis_dir)
+    given = given_redis(settings)
+    with (nullcontext(None) if given else RedisServer(appendonly="everysec", data_dir=redis_dir)) as redis:
+        if given:
+            logger.info("%d workers over %s", count, settings.get("REDIS_CLUSTER_NODES") or settings.get("REDIS_URL"))
+        else:
+            logger.info("%d workers over redis-server %s (data in %s)", count, redis.url, redis_dir)
         procs = []
         for index in range(1, count + 1):
-            extra = [f"-s{k}={v}" for k, v in worker_overrides(settings, redis.url, index).items()]
+            extra = [f"-s{k}={v}" for k, v in worker_overrides(settings, redis.url if redis else "", index).items()]
             procs.append(subprocess.Popen([sys.executable, "-m", "scrapy", *argv, *extra]))
 
         def forward(signum: int, _frame: object) -> None:  # Ctrl-C or a kill stops the workers cleanly

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from crawlproj.redis_process import INSTALL_HINT, RedisServer, ServerProcess, find_binary, free_port
 
-__all__ = ["INSTALL_HINT", "NginxServer", "PywbServer", "RedisServer", "ScrapydServer", "ServerProcess",
+__all__ = ["INSTALL_HINT", "NginxServer", "PywbServer", "RedisClusterServers", "RedisServer", "ScrapydServer",
+           "ServerProcess",
            "find_binary", "free_port"]
 
 
@@ -178,3 +179,90 @@ class PywbServer(ServerProcess):
         if self._await_http(f"http://127.0.0.1:{self.port}/"):
             return self
         raise self._failed("pywb", d / "pywb.log")
+
+
+class RedisClusterServers:
+    """A real Redis Cluster on loopback: ``masters`` redis-servers with a replica each, on free
+    ports, joined by ``redis-cli --cluster create``; a context manager that stops them all.
+    ``node_timeout`` (ms) is how soon a dead master's replica takes over."""
+
+    def __init__(self, masters: int = 3, node_timeout: int = 1000, startup_timeout: float = 30.0) -> None:
+        self.masters, self.node_timeout, self.startup_timeout = masters, node_timeout, startup_timeout
+        self.servers: list[RedisServer] = []
+
+    @property
+    def url(self) -> str:
+        """A node to start from (the crawl finds the cluster from it)."""
+        return f"redis://127.0.0.1:{self.servers[0].port}/0"
+
+    @property
+    def nodes(self) -> str:
+        """Every node, as ``REDIS_CLUSTER_NODES`` takes them."""
+        return " ".join(f"127.0.0.1:{server.port}" for server in self.servers)
+
+    def start(self) -> RedisClusterServers:
+        cli = find_binary("redis-cli", "redis-tools")
+        for _ in range(2 * self.masters):
+            # The cluster bus needs a port of its own (by default port + 10000, which may be taken
+            # or past 65535); replicas sync at once (Redis 7 waits 5 s for more replicas by default).
+            self.servers.append(RedisServer(extra_args=(
+                "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                "--cluster-node-timeout", str(self.node_timeout), "--cluster-port", str(free_port()),
+                "--repl-diskless-sync-delay", "0")).start())
+        done = subprocess.run([cli, "--cluster", "create", *(f"127.0.0.1:{s.port}" for s in self.servers),
+                               "--cluster-replicas", "1", "--cluster-yes"], capture_output=True, text=True,
+                              timeout=self.startup_timeout)
+        if done.returncode != 0:
+            self.stop()
+            raise RuntimeError(f"redis-cli --cluster create failed: {done.stdout[-1500:]}{done.stderr[-500:]}")
+        deadline = time.monotonic() + self.startup_timeout
+        while not self.healthy():
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("the Redis Cluster did not reach cluster_state:ok")
+            time.sleep(0.1)
+        return self
+
+    def _ask(self, server: RedisServer, *command: str) -> str:
+        cli = find_binary("redis-cli", "redis-tools")
+        done = subprocess.run([cli, "-p", str(server.port), *command], capture_output=True, text=True, timeout=10)
+        return done.stdout
+
+    def healthy(self) -> bool:
+        """Every live node says cluster_state:ok, and every replica has synced with its master."""
+        live = [s for s in self.servers if s.proc is not None and s.proc.poll() is None]
+        if not all("cluster_state:ok" in self._ask(s, "cluster", "info") for s in live):
+            return False
+        roles = [self._ask(s, "info", "replication") for s in live]
+        return all("master_link_status:up" in r for r in roles if "role:slave" in r) and \
+            sum("role:slave" in r for r in roles) >= self.masters
+
+    def masters_by_port(self) -> dict[int, list[tuple[int, int]]]:
+        """Each live master's port -> the slot ranges it serves."""
+        live = next(s for s in self.servers if s.proc is not None and s.proc.poll() is None)
+        out: dict[int, list[tuple[int, int]]] = {}
+        for line in self._ask(live, "cluster", "nodes").splitlines():
+            fields = line.split()
+            if len(fields) > 8 and "master" in fields[2] and "fail" not in fields[2]:
+                port = int(fields[1].split("@")[0].rsplit(":", 1)[1])
+                out[port] = [tuple(int(x) for x in r.split("-")) if "-" in r else (int(r), int(r))
+                             for r in fields[8:] if not r.startswith("[")]
+        return out
+
+    def kill_master(self, port: int) -> None:
+        """kill -9 the master on ``port``: its replica should take over within the node timeout."""
+        server = next(s for s in self.servers if s.port == port)
+        assert server.proc is not None
+        server.proc.kill()
+        server.proc.wait()
+
+    def stop(self) -> None:
+        for server in self.servers:
+            server.stop()
+        self.servers = []
+
+    def __enter__(self) -> RedisClusterServers:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

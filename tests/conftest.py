@@ -32,9 +32,38 @@ def redis_server() -> Iterator:
         yield server
 
 
+@pytest.fixture
+def redis_cluster() -> Iterator:
+    """A real Redis Cluster on loopback ports: 3 masters, a replica each (redis-cli --cluster create)."""
+    from sandbox.servers import RedisClusterServers
+
+    with RedisClusterServers() as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module", params=["redis", "cluster"])
+def _redis_of_module(request) -> Iterator:
+    from sandbox.servers import RedisClusterServers, RedisServer
+
+    with (RedisServer() if request.param == "redis" else RedisClusterServers()) as server:
+        yield server
+
+
+@pytest.fixture
+def any_redis(_redis_of_module) -> Iterator:
+    """One redis-server, then a Redis Cluster (each emptied for every test): the shared state
+    must work on both."""
+    from scrapy.settings import Settings
+
+    from crawlproj.distributed.connection import from_settings
+
+    from_settings(Settings({"REDIS_URL": _redis_of_module.url})).flushall()
+    yield _redis_of_module
+
+
 #: What makes a test slow: a real server or a crawl process of its own. `make test-fast` (the
 #: edit-test loop) leaves these out but for one small crawl; `make test` (CI) runs everything.
-SLOW_FIXTURES = {"sandbox_factory", "redis_server", "apps"}
+SLOW_FIXTURES = {"sandbox_factory", "redis_server", "redis_cluster", "any_redis", "_redis_of_module", "apps"}
 SLOW_MODULES = {"test_benches", "test_memory", "test_scrapyd", "test_render_apps", "test_report_languages",
                 "test_extraction_equivalence", "test_first_hour", "test_crawl", "test_operations", "test_report",
                 "test_workers", "test_archive_output", "test_content_crawl", "test_revisit_crawl", "test_resume",

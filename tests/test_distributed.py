@@ -2,28 +2,37 @@
 
 import time
 
-import redis
 from scrapy import Request
 
 from crawlproj.distributed.dupefilter import RedisBloomDupeFilter, bloom_shape
 from crawlproj.distributed.frontier import RedisFrontier, partition_of
+from crawlproj.distributed.keyspace import sharded
 
 
 def entry(url):
     return {"url": url, "method": "GET", "body": b"", "headers": {}, "meta": {}}
 
 
+def connect(server):
+    """A client for the server or cluster at ``server.url``, found as a worker finds it."""
+    from scrapy.settings import Settings
+
+    from crawlproj.distributed.connection import from_settings
+
+    return from_settings(Settings({"REDIS_URL": server.url}))
+
+
 def frontier(server, worker, **kw):
-    client = redis.Redis.from_url(server.url)
+    client = connect(server)
     f = RedisFrontier(client, "t", worker, partitions=kw.pop("partitions", 4), batch=kw.pop("batch", 8),
                       lease_seconds=kw.pop("lease", 60), worker_ttl=kw.pop("ttl", 5), **kw)
     f.heartbeat(partition_ttl=30)
     return f
 
 
-def test_one_request_per_host_across_workers_and_the_interval_is_shared(redis_server):
-    a = frontier(redis_server, "a", partitions=1)
-    b = frontier(redis_server, "b", partitions=1)
+def test_one_request_per_host_across_workers_and_the_interval_is_shared(any_redis):
+    a = frontier(any_redis, "a", partitions=1)
+    b = frontier(any_redis, "b", partitions=1)
     a.heartbeat(30)  # two workers: one partition, held by one of them
     owner, other = (a, b) if a.owned else (b, a)
     assert owner.owned == [0] and other.owned == []
@@ -42,9 +51,9 @@ def test_one_request_per_host_across_workers_and_the_interval_is_shared(redis_se
     assert owner.counts(max_age=0) == (1, 0)
 
 
-def test_shared_partitions_any_worker_takes_any_host_one_at_a_time(redis_server):
-    a = frontier(redis_server, "a", partitions=4, shared=True, batch=1)
-    b = frontier(redis_server, "b", partitions=4, shared=True, batch=1)
+def test_shared_partitions_any_worker_takes_any_host_one_at_a_time(any_redis):
+    a = frontier(any_redis, "a", partitions=4, shared=True, batch=1)
+    b = frontier(any_redis, "b", partitions=4, shared=True, batch=1)
     for host in ("h1", "h2"):
         a.push(host, entry(f"http://{host}/0"))
     a.flush()
@@ -64,10 +73,10 @@ def test_shared_partitions_any_worker_takes_any_host_one_at_a_time(redis_server)
     assert a.complete([first[1]["url"]]) == 0  # a holds nothing of it any more
 
 
-def test_partitions_rebalance_and_urls_route_by_host_hash(redis_server):
-    a = frontier(redis_server, "a", partitions=8)
+def test_partitions_rebalance_and_urls_route_by_host_hash(any_redis):
+    a = frontier(any_redis, "a", partitions=8)
     assert a.owned == list(range(8))
-    b = frontier(redis_server, "b", partitions=8)
+    b = frontier(any_redis, "b", partitions=8)
     assert b.owned == []  # all leased to a
     a.heartbeat(30)  # a sees two live workers and gives half back
     b.heartbeat(30)
@@ -84,8 +93,8 @@ def test_partitions_rebalance_and_urls_route_by_host_hash(redis_server):
     assert all(partition_of(h, 8) in a.owned for h in got_a)
 
 
-def test_a_dead_workers_hosts_and_unstored_requests_return(redis_server):
-    a = frontier(redis_server, "a", partitions=1, ttl=0.5)
+def test_a_dead_workers_hosts_and_unstored_requests_return(any_redis):
+    a = frontier(any_redis, "a", partitions=1, ttl=0.5)
     for i in range(3):
         a.push(f"h{i}", entry(f"http://h{i}/"))
     a.flush()
@@ -93,7 +102,7 @@ def test_a_dead_workers_hosts_and_unstored_requests_return(redis_server):
     a.complete([handed[0][1]["url"]])  # one stored; two fetched or in flight when "killed"
     # a stops heartbeating (kill -9); b joins after a's TTL
     time.sleep(0.6)
-    b = frontier(redis_server, "b", partitions=1)
+    b = frontier(any_redis, "b", partitions=1)
     b.heartbeat(30)
     assert b.owned == [0]
     back = set()
@@ -102,8 +111,8 @@ def test_a_dead_workers_hosts_and_unstored_requests_return(redis_server):
     assert back == {handed[1][1]["url"], handed[2][1]["url"]}  # nothing lost, the stored one not repeated
 
 
-def test_expired_host_lease_is_released(redis_server):
-    a = frontier(redis_server, "a", partitions=1, lease=0.2)
+def test_expired_host_lease_is_released(any_redis):
+    a = frontier(any_redis, "a", partitions=1, lease=0.2)
     a.push("h", entry("http://h/1"))
     a.push("h", entry("http://h/2"))
     a.flush()
@@ -114,34 +123,44 @@ def test_expired_host_lease_is_released(redis_server):
     assert a.pop(time.monotonic())[1]["url"] == "http://h/2"
 
 
-def test_shared_bloom_filter(redis_server):
-    client = redis.Redis.from_url(redis_server.url)
-    one = RedisBloomDupeFilter(client, "t:seen", capacity=10_000, error_rate=0.001)
-    two = RedisBloomDupeFilter(redis.Redis.from_url(redis_server.url), "t:seen", 10_000, 0.001)
-    assert not one.seen_key("http://a/") and two.seen_key("http://a/")  # seen by the other worker
-    false = sum(one.seen_key(f"http://new/{i}") for i in range(5000))
-    assert false <= 25  # about 0.1% while under capacity
+def test_shared_bloom_filter_grows_per_partition(any_redis):
+    """Each partition keeps a chain of filters that grows with its URLs: 5,000 URLs of one host
+    against a first filter of 1,000 leave none unseen, and new URLs pass at about the rate set."""
+    client = connect(any_redis)
+    a = frontier(any_redis, "a", partitions=4)
+    a.seen = one = RedisBloomDupeFilter(client, "t", capacity=4_000, error_rate=0.001, partitions=4)
+    two = RedisBloomDupeFilter(connect(any_redis), "t", 4_000, 0.001, partitions=4)
+    for i in range(5000):
+        a.push("big.test", entry(f"http://big.test/{i}"))
+    a.flush()
+    assert 4985 <= a.counts(max_age=0)[0] <= 5000  # a false positive drops a URL (0.1%, 0.3% allowed)
+    assert all(two.request_seen(Request(f"http://big.test/{i}")) for i in range(0, 5000, 7))  # seen by the other worker
+    tag = one.locate("http://big.test/0", "http://big.test/0")[0]
+    assert int(client.hget(f"{tag}:seen", "filters")) >= 3  # 1,000 + 2,000 + 4,000...
+    false = sum(two.request_seen(Request(f"http://big.test/new/{i}")) for i in range(5000))
+    assert false <= 10  # the chain stays under 0.1% (0.2% allowed for chance)
     bits, hashes = bloom_shape(100_000_000, 0.001)
-    assert 1.7 < bits / 8 / 100_000_000 < 1.9 and hashes == 10  # ~180 MB per 100 M URLs
+    assert 1.7 < bits / 8 / 100_000_000 < 1.9 and hashes == 10  # ~180 MB per 100 M URLs in one filter
 
 
-def test_urls_are_marked_seen_with_their_push(redis_server):
-    a = frontier(redis_server, "a", partitions=1)
-    seen = RedisBloomDupeFilter(redis.Redis.from_url(redis_server.url), "t:seen", 10_000, 0.001)
+def test_urls_are_marked_seen_with_their_push(any_redis):
+    a = frontier(any_redis, "a", partitions=1)
+    seen = RedisBloomDupeFilter(connect(any_redis), "t", 10_000, 0.001, partitions=1)
+    other = RedisBloomDupeFilter(connect(any_redis), "t", 10_000, 0.001, partitions=1)
     a.seen = seen
     a.push("h", entry("http://h/1"))
-    assert not seen._check(keys=[seen.key], args=seen.offsets("http://h/1"))  # buffered: not yet in the bitmap
+    assert not other.request_seen(Request("http://h/1"))  # buffered: not yet in the bitmap
     # ... but a second link to it is not new: the scheduler must not count (or admit) it twice
     assert seen.request_seen(Request("http://h/1")) and not seen.request_seen(Request("http://h/3"))
     a.push("h", entry("http://h/1"))  # found twice before the flush
     a.flush()
     assert not seen.pending and seen.request_seen(Request("http://h/1"))
-    assert seen._check(keys=[seen.key], args=seen.offsets("http://h/1"))
+    assert other.request_seen(Request("http://h/1"))
     assert a.counts(max_age=0) == (1, 0)  # queued once
     a._pushes.clear()  # a worker killed before its flush: nothing was marked, nothing is lost
     a.push("h", entry("http://h/2"))
     a._pushes.clear()
-    assert not seen._check(keys=[seen.key], args=seen.offsets("http://h/2"))
+    assert not other.request_seen(Request("http://h/2"))
 
 
 def test_redis_crash_with_aof_loses_nothing_acknowledged():
@@ -166,9 +185,9 @@ def test_redis_crash_with_aof_loses_nothing_acknowledged():
         assert len(got) == 48 and not {h[1]["url"] for h in handed[:2]} & got
 
 
-def test_per_ip_cap_holds_across_workers(redis_server):
-    a = frontier(redis_server, "a", partitions=2)
-    b = frontier(redis_server, "b", partitions=2)
+def test_per_ip_cap_holds_across_workers(any_redis):
+    a = frontier(any_redis, "a", partitions=2)
+    b = frontier(any_redis, "b", partitions=2)
     a.heartbeat(30)
     b.heartbeat(30)
     for f in (a, b):
@@ -188,7 +207,7 @@ def test_per_ip_cap_holds_across_workers(redis_server):
     assert len(again) == 1 and again[0][0] != popped[0][0]
 
 
-def test_shared_near_duplicate_index_matches_the_local_one(redis_server):
+def test_shared_near_duplicate_index_matches_the_local_one(any_redis):
     from crawlproj.content.near_duplicates import NearDuplicateIndex
     from crawlproj.distributed.near_duplicates import RedisNearDuplicateIndex
     from sandbox.graph import SandboxConfig, SandboxWeb
@@ -196,7 +215,7 @@ def test_shared_near_duplicate_index_matches_the_local_one(redis_server):
     web = SandboxWeb(SandboxConfig(hosts=10, pages=30, content_mix=True))
     texts = [(web.url(h, k), web.main_text(h, k)) for h in (2, 3, 7, 8) for k in range(web.size(h))]
     local = NearDuplicateIndex(threshold=0.8, num_perm=128, min_shingles=10)
-    workers = [RedisNearDuplicateIndex(redis.Redis.from_url(redis_server.url), "t", 0.8, 128, 10) for _ in range(2)]
+    workers = [RedisNearDuplicateIndex(connect(any_redis), "t", 0.8, 128, 10) for _ in range(2)]
     matches = 0
     for i, (url, text) in enumerate(texts):
         want = local.add(url, local.fingerprint(text))
@@ -211,7 +230,7 @@ def test_shared_near_duplicate_index_matches_the_local_one(redis_server):
     assert workers[0].add("http://other/", workers[0].fingerprint(text)) is None
 
 
-def test_revisit_queue_in_redis_is_partitioned_by_host(redis_server):
+def test_revisit_queue_in_redis_is_partitioned_by_host(any_redis):
     import random
 
     from crawlproj.distributed.revisit_queue import RedisRevisitQueue
@@ -219,12 +238,12 @@ def test_revisit_queue_in_redis_is_partitioned_by_host(redis_server):
     from crawlproj.revisit.state import Planner
 
     planner = Planner(RevisitPolicy(min_interval=60, first_interval=(100, 100)), "estimate", random.Random(1))
-    one = RedisRevisitQueue(redis.Redis.from_url(redis_server.url), "t", partitions=4)
+    one = RedisRevisitQueue(connect(any_redis), "t", partitions=4)
     for i in range(20):
         one.put(planner.first(f"http://h{i % 5}.test/{i}", f"h{i % 5}.test", float(i)))
     assert one.get("http://h1.test/1").next_due == 101.0  # buffered writes read back
     one.commit()
-    two = RedisRevisitQueue(redis.Redis.from_url(redis_server.url), "t", partitions=4)  # another worker
+    two = RedisRevisitQueue(connect(any_redis), "t", partitions=4)  # another worker
     assert two.count() == 20 and two.committed_seq() == 1
     assert two.get("http://h1.test/1") == one.get("http://h1.test/1")
     assert len(two.host_states("h2.test")) == 4
@@ -250,17 +269,17 @@ def test_distributed_scheduler_keeps_no_local_journal_even_with_a_jobdir(redis_s
     assert scheduler.journal is None and not (tmp_path / "job" / "frontier").exists()
 
 
-def test_opic_cash_is_shared_by_the_workers(redis_server):
+def test_opic_cash_is_shared_by_the_workers(any_redis):
     from crawlproj.distributed.ordering import RedisOpic
 
-    client = redis.Redis.from_url(redis_server.url)
+    client = connect(any_redis)
     a, b = RedisOpic(client, "t:opic", flush_every=60), RedisOpic(client, "t:opic", flush_every=60)
     a.admit(1, "h", {}, new=True)  # a seed, found by worker a
     assert a.score(1, "", "h", {}) == 1.0  # its level is known before the increment is sent
     a.flush()  # sent (every flush_every seconds, and before each of a's own takes)
     meta: dict = {}
     b.take(1, "h", meta)  # worker b fetches it and takes the cash a gave it
-    assert meta["opic_cash"] == 1.0 and client.hget("t:opic", "1") is None
+    assert meta["opic_cash"] == 1.0 and client.hget(sharded("t:opic", "1"), "1") is None
     a.admit(2, "h", {"opic_share": 0.25}, new=True)
     a.flush()
     b.admit(2, "h", {"opic_share": 0.5}, new=False)  # another link, found by b
@@ -268,15 +287,15 @@ def test_opic_cash_is_shared_by_the_workers(redis_server):
     assert meta["opic_cash"] == 0.75 and len(a) == 0
     b.admit(2, "h", {"opic_share": 0.5}, new=False)  # fetched: no longer gathers cash
     b.flush()
-    assert client.hget("t:opic", "2") is None
+    assert client.hget(sharded("t:opic", "2"), "2") is None
 
 
-def test_backlinks_and_site_sizes_are_shared_by_the_workers(redis_server):
+def test_backlinks_and_site_sizes_are_shared_by_the_workers(any_redis):
     """Backlinks and larger-sites state lives in Redis: what one worker counts, another reads
     (after a flush) and takes; a site's count goes when its last waiting URL does."""
     from crawlproj.distributed.ordering import RedisBacklinks, RedisLargerSites
 
-    client = redis.Redis.from_url(redis_server.url)
+    client = connect(any_redis)
     a, b = RedisBacklinks(client, "t:backlinks", flush_every=60), RedisBacklinks(client, "t:backlinks", flush_every=60)
     a.admit(7, "x", {"depth": 1}, new=True)
     assert a.score(7, "", "x", {}) == 2.0  # one in-link, not sent yet
@@ -285,10 +304,10 @@ def test_backlinks_and_site_sizes_are_shared_by_the_workers(redis_server):
     b.flush()
     assert b.score(7, "", "x", {}) == 3.0  # b saw the shared count when it sent its link
     a.take(7, "x", meta := {})
-    assert meta["backlinks"] == 2 and client.hget("t:backlinks", "7") is None
+    assert meta["backlinks"] == 2 and client.hget(sharded("t:backlinks", "7"), "7") is None
     b.admit(7, "x", {"depth": 3}, new=False)  # fetched: counts no more
     b.flush()
-    assert client.hlen("t:backlinks") == 0 and len(a) == 0
+    assert client.hlen(sharded("t:backlinks", "7")) == 0 and len(a) == 0
 
     sa, sb = RedisLargerSites(client, "t:sites", flush_every=60), RedisLargerSites(client, "t:sites", flush_every=60)
     for key in (1, 2, 3):
@@ -300,11 +319,12 @@ def test_backlinks_and_site_sizes_are_shared_by_the_workers(redis_server):
     assert sb.score(0, "", "big.test", {}) == 5.0 and sb.score(0, "", "small.test", {}) == 2.0
     sa.take(5, "small.test", {})
     sa.flush()
-    assert client.hget("t:sites", "small.test") is None and float(client.hget("t:sites", "big.test")) == 4.0
+    assert client.hget(sharded("t:sites", "small.test"), "small.test") is None
+    assert float(client.hget(sharded("t:sites", "big.test"), "big.test")) == 4.0
     sa.admit(6, "new.test", {}, new=True)
     sa.take(6, "new.test", {})  # found and taken before any flush: the site has nothing waiting
     sa.flush()
-    assert client.hget("t:sites", "new.test") is None
+    assert client.hget(sharded("t:sites", "new.test"), "new.test") is None
 
 
 def test_both_frontiers_declare_the_frontier_protocol(redis_server):
@@ -316,7 +336,7 @@ def test_both_frontiers_declare_the_frontier_protocol(redis_server):
     assert local.reprioritises and not shared.reprioritises  # Redis keeps a URL's level as pushed
 
 
-def test_a_request_that_settles_with_no_page_to_store_is_pending_no_more(redis_server):
+def test_a_request_that_settles_with_no_page_to_store_is_pending_no_more(any_redis):
     from types import SimpleNamespace
 
     from scrapy import Spider
@@ -327,7 +347,7 @@ def test_a_request_that_settles_with_no_page_to_store_is_pending_no_more(redis_s
     from crawlproj.distributed.scheduler import DistributedScheduler
 
     values = {k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}
-    values.update(REDIS_URL=redis_server.url, REDIS_PREFIX="settled", PROFILE="sandbox",
+    values.update(REDIS_URL=any_redis.url, REDIS_PREFIX="settled", PROFILE="sandbox",
                   DUPEFILTER_CLASS="crawlproj.distributed.dupefilter.RedisBloomDupeFilter")
     crawler = get_crawler(Spider, settings_dict=values)
     crawler.engine = SimpleNamespace(slot=None)  # nothing to wake: the test asks the scheduler itself
@@ -340,7 +360,7 @@ def test_a_request_that_settles_with_no_page_to_store_is_pending_no_more(redis_s
         deadline, handed = time.monotonic() + 10, None
         while handed is None and time.monotonic() < deadline:
             handed = scheduler.next_request()
-        inflight = lambda: int(redis.Redis.from_url(redis_server.url).get("settled:inflight") or 0)  # noqa: E731
+        inflight = lambda: scheduler.frontier.counts(max_age=0)[1]  # noqa: E731
         assert handed is not None and inflight() == 1  # held pending until its page is stored...
         crawler.signals.send_catch_log(crawl_signals.request_settled, request=handed)
         assert inflight() == 0  # ...or until it settles with none

@@ -12,6 +12,7 @@ import json
 import logging
 
 import redis
+from redis.exceptions import RedisClusterException
 
 logger = logging.getLogger(__name__)
 
@@ -49,8 +50,9 @@ def read_workers(client: redis.Redis, prefix: str, now: float) -> list[dict] | N
     """Every live worker's summary, with its age in seconds; None when Redis cannot be read."""
     try:
         keys = sorted(client.scan_iter(match=prefix + "*", count=1000))
-        raw = client.mget(keys) if keys else []
-    except redis.RedisError as exc:
+        # On a Redis Cluster the workers' keys lie in many slots: one MGET per slot.
+        raw = getattr(client, "mget_nonatomic", client.mget)(keys) if keys else []
+    except (redis.RedisError, RedisClusterException) as exc:
         logger.warning("dashboard: Redis unavailable for the workers view: %s", exc)
         return None
     workers = [json.loads(r) for r in raw if r]

@@ -1,25 +1,169 @@
-"""The Redis connection of a distributed crawl, from ``REDIS_URL``."""
+"""The Redis connection of a distributed crawl: one Redis, or a Redis Cluster.
+
+``REDIS_URL`` names one server. When that server is a cluster node (``cluster_enabled``),
+the crawl talks to the whole cluster through redis-py's cluster client, found from that
+node (or from ``REDIS_CLUSTER_NODES``, several ``host:port`` to start from, so one node
+down at start does not stop it). Every key a script touches shares one hash slot
+(:mod:`.keyspace`), so the same code runs on both.
+"""
 
 from __future__ import annotations
 
 import os
 import socket
+import time
 import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+from urllib.parse import urlsplit
 
 import redis
+from redis.backoff import ExponentialBackoff
+from redis.cluster import ClusterNode, RedisCluster
+from redis.commands.core import Script
+from redis.exceptions import ClusterDownError, NoScriptError, TryAgainError
+from redis.retry import Retry
+
+#: How long a cluster client keeps retrying while a failed master's replica takes over
+#: (cluster-node-timeout and an election): a command 40 times, 50 ms to 0.5 s apart; a pipeline
+#: for FAILOVER_SECONDS.
+FAILOVER_RETRIES = 40
+FAILOVER_SECONDS = 20.0
+#: What a failover looks like to a client: the node refuses, times out, or says the cluster is down.
+RETRYABLE = (redis.ConnectionError, redis.TimeoutError, ClusterDownError, TryAgainError)
 
 
-def from_settings(settings) -> redis.Redis:
-    """A client for ``REDIS_URL``; fails at once, naming the setting, if Redis cannot be reached."""
-    url = settings.get("REDIS_URL")
-    client = redis.Redis.from_url(url, socket_timeout=30, socket_connect_timeout=10, health_check_interval=30)
+def _cluster_nodes(value: str) -> list[ClusterNode]:
+    nodes = []
+    for item in value.replace(",", " ").split():
+        host, _, port = item.rpartition(":")
+        nodes.append(ClusterNode(host or "127.0.0.1", int(port)))
+    return nodes
+
+
+def cluster_client(url: str = "", nodes: str = "", **kwargs: Any) -> RedisCluster:
+    """A cluster client from ``nodes`` (``host:port ...``) or the node at ``url``; it retries
+    through a failover rather than fail the crawl."""
+    options = {"retry": Retry(ExponentialBackoff(cap=0.5, base=0.05), FAILOVER_RETRIES),
+               "require_full_coverage": False, **kwargs}
+    if nodes:
+        parts = urlsplit(url) if url else None
+        if parts is not None and parts.password:
+            options.setdefault("password", parts.password)
+        return RedisCluster(startup_nodes=_cluster_nodes(nodes), **options)
+    return RedisCluster.from_url(url.rsplit("/", 1)[0] if url.count("/") > 2 else url, **options)
+
+
+def is_cluster(client: Any) -> bool:
+    return isinstance(client, RedisCluster)
+
+
+def from_settings(settings) -> redis.Redis | RedisCluster:
+    """A client for ``REDIS_URL`` (or ``REDIS_CLUSTER_NODES``); fails at once, naming the
+    setting, if Redis cannot be reached."""
+    url, nodes = settings.get("REDIS_URL"), settings.get("REDIS_CLUSTER_NODES") or ""
+    timeouts = {"socket_timeout": 30, "socket_connect_timeout": 10, "health_check_interval": 30}
+    name, value = ("REDIS_CLUSTER_NODES", nodes) if nodes else ("REDIS_URL", url)
     try:
-        client.ping()
-    except redis.RedisError as exc:
+        if nodes:
+            return cluster_client(url, nodes, **timeouts)
+        client = redis.Redis.from_url(url, **timeouts)
+        if client.info("cluster").get("cluster_enabled"):
+            client.close()
+            return cluster_client(url, **timeouts)
+        return client
+    except (redis.RedisError, OSError) as exc:
         from ..errors import SettingsError
 
-        raise SettingsError("REDIS_URL", url, f"cannot reach Redis: {exc}") from None
-    return client
+        raise SettingsError(name, value, f"cannot reach Redis: {exc}") from None
+
+
+#: Waits for a failover so far in this process (the ``distributed/failover_waits`` stat).
+failover_waits = 0
+
+
+class _Failover:
+    """Waits between a cluster pipeline's tries while a replica takes over, up to FAILOVER_SECONDS."""
+
+    def __init__(self) -> None:
+        self.deadline, self.pause = 0.0, 0.05
+
+    def wait(self, exc: Exception) -> None:
+        global failover_waits
+        if not self.deadline:
+            failover_waits += 1
+            self.deadline = time.monotonic() + FAILOVER_SECONDS
+        if time.monotonic() + self.pause > self.deadline:
+            raise exc
+        time.sleep(self.pause)
+        self.pause = min(0.5, self.pause * 2)
+
+
+def execute_pipeline(client: Any, fill: Callable[[Any], None], transaction: bool = False) -> list:
+    """A pipeline filled by ``fill(pipe)``, executed; on a cluster, filled and sent again while a
+    failover refuses it before it is sent (redis-py retries a cluster pipeline without waiting)."""
+    failover = _Failover()
+    while True:
+        pipe = client.pipeline(transaction=transaction)
+        fill(pipe)
+        try:
+            return pipe.execute()
+        except RETRYABLE as exc:
+            if not is_cluster(client):
+                raise
+            failover.wait(exc)
+
+
+def run_scripts(client: Any, calls: Sequence[tuple[Script, list, list]]) -> list:
+    """Run many script calls ``(script, keys, args)`` in one round trip per node; their answers.
+
+    On one Redis, a pipeline (redis-py loads the scripts first). On a cluster, redis-py's
+    cluster pipeline refuses ``evalsha`` by name, so the calls go as raw commands; a call that
+    meets a node without the script (a promoted replica, a restarted node) is run again through
+    the script object, which loads it there; and calls a failover refused are sent again (once
+    the replica has taken over) while the others keep their answers.
+    """
+    if not calls:
+        return []
+    if len(calls) == 1:
+        script, keys, args = calls[0]
+        return [script(keys=keys, args=args)]
+    if not is_cluster(client):
+        pipe = client.pipeline(transaction=False)
+        for script, keys, args in calls:
+            script(keys=keys, args=args, client=pipe)
+        return pipe.execute()
+    answers: list = [None] * len(calls)
+    todo, failover = list(range(len(calls))), _Failover()
+    while todo:
+        pipe = client.pipeline()
+        for i in todo:
+            script, keys, args = calls[i]
+            # Routed here, by the client's slot table: redis-py's cluster pipeline would otherwise
+            # ask its default node for the keys of every EVALSHA (a round trip each, and no way on
+            # once that node has failed).
+            pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args,
+                                 target_nodes=client.get_node_from_key(keys[0]))
+        try:
+            results = pipe.execute(raise_on_error=False)
+        except RETRYABLE as exc:  # refused before anything was sent
+            failover.wait(exc)
+            continue
+        again = []
+        for i, answer in zip(todo, results):
+            if isinstance(answer, NoScriptError):
+                script, keys, args = calls[i]
+                answers[i] = script(keys=keys, args=args)
+            elif isinstance(answer, RETRYABLE):
+                again.append(i)
+            elif isinstance(answer, Exception):
+                raise answer
+            else:
+                answers[i] = answer
+        if again:
+            failover.wait(next(a for a in results if isinstance(a, RETRYABLE)))
+        todo = again
+    return answers
 
 
 def new_worker_id() -> str:

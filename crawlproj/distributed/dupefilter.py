@@ -1,51 +1,57 @@
-"""The URL-seen test shared by every worker: a Bloom filter on a Redis bitmap."""
+"""The URL-seen test shared by every worker: growing Bloom filters on Redis bitmaps, one chain
+per frontier partition."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
 import math
+from urllib.parse import urlsplit
 
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.dupefilters import BaseDupeFilter
 
 from ..frontier.urlseen import url_key
+from ..politeness.keys import host_key
 from . import connection, scripts
+from .keyspace import partition_of, partition_tag
 
 logger = logging.getLogger(__name__)
 
 
 def bloom_shape(capacity: int, error_rate: float) -> tuple[int, int]:
-    """(bits, hashes) of a Bloom filter for ``capacity`` items at ``error_rate`` false positives."""
+    """(bits, hashes) of a Bloom filter for ``capacity`` items at ``error_rate`` false positives
+    (the scripts' ``bloom_shape``)."""
     bits = math.ceil(-capacity * math.log(error_rate) / math.log(2) ** 2)
     return bits, max(1, round(bits / capacity * math.log(2)))
 
 
-def bit_offsets(key: str, bits: int, hashes: int) -> list[int]:
-    """The ``hashes`` bit positions of ``key`` (double hashing from one 128-bit digest)."""
-    digest = hashlib.blake2b(key.encode("utf-8", "surrogateescape"), digest_size=16).digest()
-    h1, h2 = int.from_bytes(digest[:8], "little"), int.from_bytes(digest[8:], "little") | 1
-    return [(h1 + i * h2) % bits for i in range(hashes)]
+def url_hashes(key: str) -> tuple[int, int]:
+    """The two 32-bit hashes the scripts derive a URL's bits from (double hashing)."""
+    digest = hashlib.blake2b(key.encode("utf-8", "surrogateescape"), digest_size=8).digest()
+    return int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:], "little") | 1
 
 
 class RedisBloomDupeFilter(BaseDupeFilter):
-    """Drops requests whose URL any worker has seen, with one Bloom filter in Redis.
+    """Drops requests whose URL any worker has seen, with Bloom filters in Redis.
 
-    The bitmap (``REDIS_PREFIX:seen``) is sized for ``URLSEEN_CAPACITY`` URLs at
-    ``URLSEEN_ERROR_RATE`` (1.8 bytes a URL at 0.001; a Redis string holds at most
-    2^32 bits, about 300 M URLs at that rate). Test and set are one atomic script
-    call, so two workers finding the same link at once queue it once. Debian's
-    Redis has no Bloom module; this needs none.
+    A URL's bits live in its host's frontier partition (``{REDIS_PREFIX:<part>}:seen:<i>``),
+    so the frontier marks a URL seen in the same script call that queues it, and on a
+    cluster each partition's filters sit on the node that holds its queues. Each partition
+    keeps a chain of filters, as the local :class:`~crawlproj.frontier.urlseen.GrowingBloom`
+    does: the first sized for ``URLSEEN_CAPACITY / FRONTIER_PARTITIONS`` URLs, each next one
+    twice as large, with error rates that keep the chain below ``URLSEEN_ERROR_RATE``
+    (about 2 bytes a URL at 0.001). So no bitmap grows without bound, however large the
+    crawl or however uneven its hosts. Debian's Redis has no Bloom module; this needs none.
     """
 
-    def __init__(self, client, key: str, capacity: int, error_rate: float) -> None:
-        self.r, self.key = client, key
-        self.bits, self.hashes = bloom_shape(capacity, error_rate)
-        if self.bits > 2 ** 32:
-            raise ValueError(f"URLSEEN_CAPACITY={capacity} needs {self.bits} bits; a Redis bitmap holds 2^32")
-        self._add = client.register_script(scripts.BLOOM_ADD)
-        self._check = client.register_script(scripts.BLOOM_CHECK)
+    def __init__(self, client, prefix: str, capacity: int, error_rate: float, partitions: int = 64,
+                 frontier_key: str = "host") -> None:
+        self.r, self.prefix, self.partitions, self.frontier_key = client, prefix, partitions, frontier_key
+        self.first_capacity = max(1000, capacity // partitions)
+        self.error_rate = error_rate
+        self._seen = client.register_script(scripts.SEEN)
         # URL keys this worker's frontier holds in its push buffer: their bits are set with the
         # push, so until it is sent the bitmap alone would call a second link to them new.
         self.pending: set[str] = set()
@@ -57,15 +63,24 @@ class RedisBloomDupeFilter(BaseDupeFilter):
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisBloomDupeFilter:
         s = crawler.settings
-        return cls(connection.from_settings(s), f"{s.get('REDIS_PREFIX')}:seen", s.getint("URLSEEN_CAPACITY"),
-                   s.getfloat("URLSEEN_ERROR_RATE"))
+        return cls(connection.from_settings(s), s.get("REDIS_PREFIX"), s.getint("URLSEEN_CAPACITY"),
+                   s.getfloat("URLSEEN_ERROR_RATE"), s.getint("FRONTIER_PARTITIONS"), s.get("FRONTIER_KEY"))
+
+    def locate(self, key: str, url: str) -> tuple[str, int, int]:
+        """(the tag of the partition holding ``url``'s bits, its two hashes). The partition is
+        its politeness key's, so the push's script reaches them (by IP: by host name, one
+        Redis only)."""
+        host = urlsplit(url).hostname or ""
+        owner = host if self.frontier_key == "ip" else host_key(host, self.frontier_key)
+        return (partition_tag(self.prefix, partition_of(owner, self.partitions)), *url_hashes(key))
 
     def request_seen(self, request: Request) -> bool:
         """Only tests: the frontier sets the bits atomically with the push (see :data:`.scripts.PUSH`)."""
         key = url_key(request)
         if self.seen(key):
             return True
-        if self._check(keys=[self.key], args=self.offsets(key)):
+        tag, h1, h2 = self.locate(key, request.url)
+        if self._seen(keys=[f"{tag}:ready"], args=[tag, self.first_capacity, self.error_rate, h1, h2]):
             self.remember(key)
             return True
         return False
@@ -79,10 +94,3 @@ class RedisBloomDupeFilter(BaseDupeFilter):
         if len(self.known) >= self.known_max:
             self.known.clear()
         self.known.add(key)
-
-    def offsets(self, key: str) -> list[int]:
-        return bit_offsets(key, self.bits, self.hashes)
-
-    def seen_key(self, key: str) -> bool:
-        """Mark ``key`` seen; whether it was (probably) seen before."""
-        return bool(self._add(keys=[self.key], args=self.offsets(key)))

@@ -1,4 +1,4 @@
-"""The two-tier frontier's shared state in Redis, partitioned by host hash.
+"""The two-tier frontier's shared state in Redis (or a Redis Cluster), partitioned by host hash.
 
 :class:`RedisFrontier` has the interface of :class:`~crawlproj.frontier.tiers.TwoTierFrontier`
 (push, pop, release, defer, next_due), so :class:`~crawlproj.frontier.scheduler.FrontierScheduler`
@@ -7,21 +7,25 @@ keeps every politeness rule and only the state moves to Redis (layout in :mod:`.
 * per politeness key, one queue per priority level (the front tier's order, per host);
 * per partition, a sorted set of keys by next-allowed time (the back tier's heap);
 * a lease per key in flight: one request per host across all workers; a lease past its
-  expiry, or held by a worker whose heartbeat stopped, is released by any worker;
-* per worker, the entries it was handed and has not stored yet: if it dies they go
-  back to the head of their queues, so nothing is lost.
+  expiry, or held by a worker whose heartbeat stopped, is released by the partition's owner;
+* per worker and partition, the entries it was handed and has not stored yet: if it dies
+  they go back to the head of their queues, so nothing is lost.
 
-A key's partition is ``crc32(key) % partitions``. Workers lease partitions
-(:meth:`RedisFrontier.heartbeat`), each holding its share as workers join and leave;
-a worker pops only from its own partitions, and a URL found by any worker is pushed
-to its host's partition. Pushes are buffered and sent in one pipeline; a pop takes
-up to ``batch`` due keys in one script call. Times in Redis are wall-clock milliseconds.
+A key's partition is ``crc32(key) % partitions``, and everything of a partition shares one
+hash slot (:mod:`.keyspace`), so on a cluster each script call goes to one node and the
+partitions spread over the masters. Workers lease partitions (:meth:`RedisFrontier.heartbeat`),
+each holding its share as workers join and leave; a worker pops only from its own partitions,
+and a URL found by any worker is pushed to its host's partition. Pushes are buffered and sent
+in one call per partition; a pop asks, in one round trip per node, the partitions that may
+have a due key. The per-IP limits (a server's keys in flight, its rate) live by server
+address and are taken after the pop: a key they refuse goes back at once. Times in Redis are
+wall-clock milliseconds.
 """
 
 from __future__ import annotations
 
+import math
 import time
-import zlib
 from collections import deque
 from collections.abc import Hashable, Iterable
 from typing import Any
@@ -31,7 +35,15 @@ import redis
 from ..frontier.journal import fingerprint
 from ..frontier.urlseen import key_of
 from . import scripts
+from .connection import execute_pipeline, is_cluster, run_scripts
 from .entries import pack, unpack
+from .keyspace import LAYOUT, group_tag, meta_tag, partition_of, partition_tag
+
+__all__ = ["RedisFrontier", "fp_bytes", "partition_of"]
+
+#: The scripts a frontier runs, by name (:mod:`.scripts`).
+SCRIPTS = ("PUSH", "POP", "UNPOP", "RELEASE", "DEFER", "COMPLETE", "HEARTBEAT", "REAP", "GROUP_TAKE",
+           "GROUP_DONE", "LEAVE")
 
 
 def fp_bytes(fp: int) -> bytes:
@@ -39,9 +51,21 @@ def fp_bytes(fp: int) -> bytes:
     return fp.to_bytes(8, "little")
 
 
-def partition_of(key: Hashable, partitions: int) -> int:
-    """The partition owning politeness key ``key`` (stable across processes and machines)."""
-    return zlib.crc32(str(key).encode("utf-8")) % partitions
+def check_layout(client: Any, prefix: str) -> None:
+    """Mark ``prefix`` as holding this key layout; refuse a prefix holding an earlier one."""
+    from ..errors import SettingsError
+
+    key = f"{meta_tag(prefix)}:layout"
+    if client.set(key, LAYOUT, nx=True):
+        if client.exists(f"{prefix}:queued") or client.exists(f"{prefix}:ready:0"):
+            client.delete(key)
+            raise SettingsError("REDIS_PREFIX", prefix, "holds a frontier of an earlier crawlproj (another key "
+                                "layout); finish it with that version, or use a new REDIS_PREFIX")
+        return
+    found = client.get(key)
+    if found is not None and found.decode() != LAYOUT:
+        raise SettingsError("REDIS_PREFIX", prefix, f"holds a frontier of key layout {found.decode()}; "
+                            f"this crawlproj uses layout {LAYOUT}")
 
 
 class RedisFrontier:
@@ -66,15 +90,24 @@ class RedisFrontier:
         self.shared = shared
         self.clock = clock
         self.owned: list[int] = []
+        self.live: list[str] = [worker]  # the live workers, as of the last heartbeat (at live_at, ms)
+        self.live_at = 0
         self.seen = None  # a RedisBloomDupeFilter: URLs are marked seen with their push
         self.returned = 0  # entries of dead workers this worker put back
         self.leases_expired = 0
-        self._scripts = {name: client.register_script(getattr(scripts, name))
-                         for name in ("PUSH", "POP", "RELEASE", "DEFER", "COMPLETE", "HEARTBEAT", "REAP")}
-        self._pushes: list[tuple] = []
+        self.group_refusals = 0  # popped keys the per-IP limits sent back
+        check_layout(client, prefix)
+        self._scripts = {name: client.register_script(getattr(scripts, name)) for name in SCRIPTS}
+        self._tags = [partition_tag(prefix, part) for part in range(partitions)]
+        self._meta = meta_tag(prefix)
+        self._pushes: dict[int, list] = {}  # partition -> PUSH's arguments, 7 per entry
+        self._pushed = 0
         self._popped: deque[tuple[str, Any]] = deque()  # leased to this worker, not handed out yet
-        self._next_due_ms: float | None = None
-        self._quiet_until = 0.0  # monotonic: no key of ours is due before this (no need to ask Redis)
+        # Wall-clock ms from which partition p may have a due key, as far as this worker knows
+        # (0: ask); every partition is asked again at the poll (other workers push without telling).
+        self._due: dict[int, float] = {}
+        self._poll_at = 0.0  # monotonic
+        self._pending_parts: dict[bytes, int] = {}  # fingerprint -> partition of what this worker holds
         self._counts = (0, 0, -1.0)  # queued, in flight, when read (monotonic)
         # What the scheduler reads of TwoTierFrontier:
         self.in_flight: dict[Hashable, float] = {}
@@ -82,7 +115,8 @@ class RedisFrontier:
         self.back: dict = {}
         self.group_cap = group_cap
         self.group_gap_ms = round(1000.0 / group_rate) if group_rate > 0 else 0
-        self._groups: dict[Hashable, Hashable] = {}
+        self._groups: dict[Hashable, str] = {}  # key -> its server's address, for its pushes
+        self._flight_groups: dict[Hashable, str] = {}  # keys this worker holds -> the address counted
         self.packed = [0, 0]  # entries pushed in the long form, in the lean one (distributed/entries_*)
 
     # -- clocks: the scheduler's monotonic seconds, Redis's wall-clock ms ------------
@@ -95,95 +129,167 @@ class RedisFrontier:
     def _part(self, key: Hashable) -> int:
         return partition_of(key, self.partitions)
 
+    def _ready(self, part: int) -> list[str]:
+        """KEYS of a script on partition ``part``: its ready set, which routes the call."""
+        return [f"{self._tags[part]}:ready"]
+
+    def _run(self, calls: list[tuple[str, list, list]]) -> list:
+        return run_scripts(self.r, [(self._scripts[name], keys, args) for name, keys, args in calls])
+
     # -- TwoTierFrontier's interface ---------------------------------------------
     def push(self, key: Hashable, entry: dict, level: int = 0, again: bool = False) -> None:
         level = min(max(int(level), 0), self.levels - 1)
         ukey = key_of(entry["method"], entry["url"], entry["body"])
         packed = pack(entry, str(key))
         self.packed[packed[:1] == b"L"] += 1
-        item = fp_bytes(fingerprint(ukey)) + packed
-        bloom: list = []
+        fp = fp_bytes(fingerprint(ukey))
+        self._pending_parts.pop(fp, None)  # sent back, if this worker held it: no longer ours to complete
+        bloom: tuple = ("", "", "")
         if self.seen is not None and not entry.get("dont_filter"):
-            bloom = [self.seen.key, *self.seen.offsets(ukey)]
+            bloom = self.seen.locate(ukey, entry["url"])
             self.seen.pending.add(ukey)
-        self._pushes.append((self._part(key), str(key), level, item, bloom))
-        if len(self._pushes) >= 500:
+        part = self._part(key)
+        self._pushes.setdefault(part, []).extend((str(key), level, fp + packed, *bloom, self._groups.get(key, "")))
+        self._pushed += 1
+        if self._pushed >= 500:
             self.flush()
 
     def flush(self) -> None:
-        """Send buffered pushes in one pipeline (before anything that may complete their parent)."""
+        """Send buffered pushes, one call per partition (before anything that may complete their parent)."""
         if not self._pushes:
             return
-        pushes, self._pushes = self._pushes, []
+        pushes, self._pushes, self._pushed = self._pushes, {}, 0
         now = self._now_ms()
-        pipe = self.r.pipeline(transaction=False)
-        for part, key, level, item, bloom in pushes:
-            self._scripts["PUSH"](args=[self.prefix, part, key, level, item, now, self.worker, *bloom], client=pipe)
-        pipe.execute()
+        c0, err = (self.seen.first_capacity, self.seen.error_rate) if self.seen is not None else (0, 0)
+        self._run([("PUSH", self._ready(part), [self._tags[part], now, self.worker, c0, err, *items])
+                   for part, items in pushes.items()])
         if self.seen is not None:
             for ukey in self.seen.pending:  # their bits are set now
                 self.seen.remember(ukey)
             self.seen.pending.clear()
-        if any(part in self.owned for part, *_ in pushes):
-            self.wake()  # a new host of ours may be due at once
+        for part in pushes:
+            self._due[part] = 0  # a new host there may be due at once
+
+    def _asked(self, now: float) -> list[int]:
+        """The partitions to ask for due keys: all of ours at the poll, else those that may have one."""
+        parts = range(self.partitions) if self.shared else self.owned
+        if now >= self._poll_at:
+            self._poll_at = now + self.poll
+            return list(parts)
+        now_ms = self._now_ms()
+        return [part for part in parts if self._due.get(part, 0) <= now_ms]
 
     def pop(self, now: float) -> tuple[Hashable, Any] | None:
         if not self._popped:
             self.flush()
-            # The engine asks many times a second; Redis only when something may be due.
-            parts = range(self.partitions) if self.shared else self.owned
-            if not parts or now < self._quiet_until:
-                return None
-            out, next_due = self._scripts["POP"](args=[self.prefix, self._now_ms(), self.batch, self.worker,
-                                                       self.lease_ms, self.levels, self.group_cap,
-                                                       int(self.poll * 1000), self.group_gap_ms, *parts])
-            for i in range(0, len(out), 3):
-                key = out[i].decode()
-                self._popped.append((key, unpack(out[i + 2], key)))
-            self._next_due_ms = float(next_due) if next_due else None
-            if len(out) < 3 * self.batch:  # everything due was taken: quiet until the next due key
-                self._quiet_until = self.next_due() or now + self.poll
+            parts = self._asked(now)
+            if parts:
+                self._take(parts)
         if not self._popped:
             return None
         key, entry = self._popped.popleft()
         self.in_flight[key] = now
         return key, entry
 
+    def _take(self, parts: list[int]) -> None:
+        """Lease due keys of ``parts`` (up to ``batch`` in all), and pass them through the per-IP
+        limits. One script call over all of them on one Redis. A cluster takes one call per
+        partition, in rounds of at most ``batch - taken`` partitions (the likeliest first) until
+        the batch is full or every partition was asked."""
+        now_ms = self._now_ms()
+        if is_cluster(self.r):
+            order = sorted(parts, key=lambda part: self._due.get(part, 0))
+            rounds = []
+            while order and len(self._popped) + sum(map(len, rounds)) < self.batch:
+                left = self.batch - len(self._popped) - sum(map(len, rounds))
+                chunk, order = order[:left], order[left:]
+                rounds.append(self._pop([[part] for part in chunk], max(1, left // len(chunk)), now_ms))
+            taken = [t for r in rounds for t in r]
+        else:
+            taken = self._pop([parts], self.batch, now_ms)
+        if (self.group_cap or self.group_gap_ms) and any(group for *_, group in taken):
+            taken = self._limit_groups(taken, now_ms)
+        for part, key, fp, raw, group in taken:
+            self._pending_parts[fp] = part
+            if group:
+                self._flight_groups[key] = group
+            self._popped.append((key, unpack(raw, key)))
+
+    def _pop(self, groups: list[list[int]], most: int, now_ms: int) -> list[tuple]:
+        """One POP call per group of partitions, up to ``most`` keys each: (partition, key, fp,
+        entry, group) leased, and each asked partition's next due time noted."""
+        answers = self._run([("POP", self._ready(group[0]), [now_ms, most, self.worker, self.lease_ms, self.levels,
+                                                             *(self._tags[p] for p in group)]) for group in groups])
+        taken = []
+        for group, (out, dues) in zip(groups, answers):
+            for part, due in zip(group, dues):
+                if due != b"":  # looked at: when the next key there is due (none waiting: inf)
+                    self._due[part] = float(due) if due is not None else math.inf
+            for i in range(0, len(out), 5):
+                taken.append((group[int(out[i + 4])], out[i].decode(), out[i + 1], out[i + 2], out[i + 3].decode()))
+            if len(out) >= 5 * most:  # full: more may be due where it stopped
+                self._due[group[int(out[-1])]] = 0
+        return taken
+
+    def _limit_groups(self, taken: list, now_ms: int) -> list:
+        """The popped keys their server's per-IP limits let go; the others go back at once."""
+        grouped = [t for t in taken if t[4]]
+        answers = self._run([("GROUP_TAKE", [f"{group_tag(self.prefix, group)}:flight"],
+                              [group_tag(self.prefix, group), key, now_ms, self.lease_ms, self.group_cap,
+                               self.group_gap_ms, int(self.poll * 1000)]) for _, key, _, _, group in grouped])
+        refused: dict[int, list] = {}
+        for (part, key, fp, _, _), later in zip(grouped, answers):
+            if int(later):
+                refused.setdefault(part, []).extend((fp, int(later)))
+                self._due[part] = min(self._due.get(part, math.inf), int(later))
+        if refused:
+            self.group_refusals += sum(len(v) // 2 for v in refused.values())
+            self._run([("UNPOP", self._ready(part), [self._tags[part], self.worker, self.levels, *pairs])
+                       for part, pairs in refused.items()])
+            back = {fp for pairs in refused.values() for fp in pairs[::2]}
+            taken = [t for t in taken if t[2] not in back]
+        return taken
+
     def release(self, key: Hashable, next_allowed: float) -> None:
         self.in_flight.pop(key, None)
         self.next_allowed[key] = next_allowed
-        self._quiet_until = min(self._quiet_until, next_allowed)  # it may be due again then
-        at_ms = self._ms(next_allowed)
-        self._next_due_ms = at_ms if self._next_due_ms is None else min(self._next_due_ms, at_ms)
-        self._scripts["RELEASE"](args=[self.prefix, str(key), self._part(key), self._ms(next_allowed),
-                                       self._now_ms(), self.levels])
+        part, at_ms = self._part(key), self._ms(next_allowed)
+        self._due[part] = min(self._due.get(part, math.inf), at_ms)  # it may be due again then
+        calls = [("RELEASE", self._ready(part), [self._tags[part], str(key), at_ms, self._now_ms(), self.levels])]
+        group = self._flight_groups.pop(key, None)
+        if group and self.group_cap:
+            calls.append(("GROUP_DONE", [f"{group_tag(self.prefix, group)}:flight"], [str(key)]))
+        self._run(calls)
         if len(self.next_allowed) > 100_000:
             self.next_allowed.clear()
 
     def wake(self) -> None:
         """Ask Redis at the next pop (partitions changed, or new work was pushed here)."""
-        self._quiet_until = 0.0
+        self._poll_at = 0.0
 
     def defer(self, key: Hashable, until: float) -> None:
         self.flush()  # a retry's push must be in Redis before it is deferred
-        self._scripts["DEFER"](args=[self.prefix, str(key), self._part(key), self._ms(until), self._now_ms()])
+        part = self._part(key)
+        self._run([("DEFER", self._ready(part), [self._tags[part], str(key), self._ms(until), self._now_ms()])])
 
     def set_group(self, key: Hashable, group: Hashable) -> None:
-        """Put ``key`` in ``group`` (its server's address): with ``group_cap``, at most that many
-        keys of a group are in flight, counted across all workers."""
-        if self._groups.get(key) != group:
-            self._groups[key] = group
-            self.r.hset(f"{self.prefix}:group", str(key), str(group))
+        """Put ``key`` in ``group`` (its server's address), sent with its next push: with
+        ``group_cap``, at most that many keys of a group are in flight, counted across all workers."""
+        if len(self._groups) > 100_000:
+            self._groups.clear()  # Redis keeps each key's group; a later push need not repeat it
+        self._groups[key] = str(group)
 
     def next_due(self) -> float | None:
-        """When to look again: the earliest due key seen in our partitions, or a short poll
+        """When to look again: the earliest due key known in our partitions, or the poll
         (other workers push into our partitions without telling us)."""
         now = self.clock()
         if self._popped:
             return now
-        due = now + self.poll
-        if self._next_due_ms is not None:
-            due = min(due, now + max(0.0, self._next_due_ms / 1000 - time.time()))
+        due = max(self._poll_at, now)
+        parts = range(self.partitions) if self.shared else self.owned
+        earliest = min((self._due.get(part, 0) for part in parts), default=math.inf)
+        if earliest < math.inf:
+            due = min(due, now + max(0.0, earliest / 1000 - time.time()))
         return due
 
     def has_pending(self) -> bool:
@@ -195,13 +301,14 @@ class RedisFrontier:
         """(entries queued, entries handed out and not yet stored), across all workers."""
         queued, in_flight, at = self._counts
         if self.clock() - at > max_age:
-            raw = self.r.mget(f"{self.prefix}:queued", f"{self.prefix}:inflight")
-            queued, in_flight = (int(x or 0) for x in raw)
+            raw = [int(x or 0) for x in execute_pipeline(self.r, lambda pipe: [
+                (pipe.get(f"{tag}:queued"), pipe.get(f"{tag}:inflight")) for tag in self._tags])]
+            queued, in_flight = max(0, sum(raw[0::2])), max(0, sum(raw[1::2]))
             self._counts = (queued, in_flight, self.clock())
         return queued, in_flight
 
     def __len__(self) -> int:
-        return self.counts()[0] + len(self._pushes)
+        return self.counts()[0] + self._pushed
 
     @property
     def front_len(self) -> int:
@@ -222,31 +329,50 @@ class RedisFrontier:
     def complete(self, urls: Iterable[str]) -> int:
         """The store committed these URLs: forget them as pending (flushing their links first)."""
         self.flush()
-        fps = [fp_bytes(fingerprint(u)) for u in urls]
-        if not fps:
-            return 0
-        return int(self._scripts["COMPLETE"](args=[self.prefix, self.worker, *fps]))
+        by_part: dict[int, list[bytes]] = {}
+        for url in urls:
+            fp = fp_bytes(fingerprint(url))
+            part = self._pending_parts.pop(fp, None)
+            if part is not None:
+                by_part.setdefault(part, []).append(fp)
+        answers = self._run([("COMPLETE", self._ready(part), [self._tags[part], self.worker, *fps])
+                             for part, fps in by_part.items()])
+        return sum(int(n) for n in answers)
 
     def heartbeat(self, partition_ttl: float) -> list[int]:
-        """Renew this worker, take its share of partitions, and reap dead workers' work."""
-        self.reap()
+        """Renew this worker, take its share of partitions, and reap dead workers' work there."""
         now = self._now_ms()
-        owned = self._scripts["HEARTBEAT"](args=[self.prefix, self.worker, now, self.worker_ttl_ms,
-                                                 int(partition_ttl * 1000), self.partitions])
+        owned, live = self._run([("HEARTBEAT", [f"{self._meta}:workers"],
+                                  [self._meta, self.worker, now, self.worker_ttl_ms,
+                                   int(partition_ttl * 1000), self.partitions])])[0]
+        self.live, self.live_at = [w.decode() for w in live], now
         owned = sorted(int(p) for p in owned)
         if owned != self.owned:
             self.wake()
         self.owned = owned
+        self.reap()
         return self.owned
 
     def reap(self, leaving: bool = False) -> tuple[int, int]:
-        """Return dead workers' pending entries (this worker's, if ``leaving``) and expired leases."""
-        back, expired = self._scripts["REAP"](args=[self.prefix, self._now_ms(), self.levels,
-                                                    self.worker if leaving else "", self.partitions])
+        """Return dead workers' pending entries and expired leases in our partitions (this
+        worker's own everywhere, if ``leaving``)."""
+        parts = range(self.partitions) if leaving else self.owned
+        live = [w for w in self.live if not (leaving and w == self.worker)]
+        now = self._now_ms()
+        answers = self._run([("REAP", self._ready(part), [self._tags[part], now, self.levels, self.live_at,
+                                                          self.worker if leaving else "", *live]) for part in parts])
+        back = sum(int(a[0]) for a in answers)
+        expired = sum(int(a[1]) for a in answers)
+        freed = [(key.decode(), group.decode()) for a in answers for key, group in zip(a[2][0::2], a[2][1::2])]
+        if self.group_cap and any(group for _, group in freed):
+            self._run([("GROUP_DONE", [f"{group_tag(self.prefix, group)}:flight"], [key])
+                       for key, group in freed if group])
         if not leaving:
-            self.returned += int(back)
-            self.leases_expired += int(expired)
-        return int(back), int(expired)
+            self.returned += back
+            self.leases_expired += expired
+            for part in parts:
+                self._due[part] = 0 if back or expired else self._due.get(part, 0)
+        return back, expired
 
     def leave(self) -> None:
         """A clean exit: hand back partitions, leases and unfinished entries at once."""
@@ -254,9 +380,5 @@ class RedisFrontier:
         for key in list(self.in_flight):
             self.release(key, self.next_allowed.get(key, self.clock()))
         self.reap(leaving=True)
-        pipe = self.r.pipeline()
-        for part in self.owned:
-            pipe.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end "
-                      "return 0", 1, f"{self.prefix}:owner:{part}", self.worker)
-        pipe.execute()
+        self._run([("LEAVE", [f"{self._meta}:workers"], [self._meta, self.worker, *self.owned])])
         self.owned = []

@@ -4,15 +4,18 @@ Same contract as :class:`~crawlproj.content.near_duplicates.NearDuplicateIndex` 
 content hash first, then MinHash LSH; only canonical pages enter), with the state in
 Redis so a page one worker stores is matched against pages any worker stored:
 
-* ``P:nd:digest``          hash content hash -> canonical key (set once: HSETNX); a short
+* ``P:nd:digest:<shard>``  hashes content hash -> canonical key (set once: HSETNX); a short
                            page's shingle-set digest too (``set:<hex>``)
-* ``P:nd:sig``             hash key -> signature bytes (and ``P:nd:keydigest`` key -> its digest)
+* ``P:nd:sig:<shard>``     hashes key -> signature bytes (and ``P:nd:keydigest:<shard>`` key -> its digest)
 * ``P:nd:b<i>:<band hash>`` sets of keys: the LSH bands (datasketch's b x r for the threshold)
+* ``P:nd:count``           canonical pages signed
 
-A check is three round trips whatever the size of the index: the digest, the band
-sets (one pipeline), the candidates' signatures (one HMGET). Memory: a canonical page
-costs its signature (4 bytes x permutations), its digest twice and one member in each
-of b sets, about 900 bytes at 128 permutations.
+The tables are split into :data:`~.keyspace.HASH_SHARDS` hashes (by digest, by key), so no
+key grows beyond its share of the crawl and a cluster spreads them over its masters; no
+command spans two keys. A check is three round trips whatever the size of the index: the
+digest, the band sets (one pipeline), the candidates' signatures (one pipeline). Memory: a
+canonical page costs its signature (4 bytes x permutations), its digest twice and one
+member in each of b sets, about 900 bytes at 128 permutations.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from datasketch import MinHashLSH
 
 from .. import defaults
 from ..content.near_duplicates import Fingerprint, Match, SigningShape
+from .connection import execute_pipeline, is_cluster
+from .keyspace import sharded
 
 
 class _NoStorage:
@@ -56,7 +61,10 @@ class RedisNearDuplicateIndex(SigningShape):
         self.storage = _NoStorage()
 
     def __len__(self) -> int:
-        return int(self.r.hlen(f"{self.prefix}:sig"))
+        return int(self.r.get(f"{self.prefix}:count") or 0)
+
+    def _digest(self, digest: str) -> str:
+        return sharded(f"{self.prefix}:digest", digest)
 
     def _bands(self, values: np.ndarray) -> list[str]:
         return [f"{self.prefix}:b{i}:{hashlib.blake2b(values[a:b].tobytes(), digest_size=8).hexdigest()}"
@@ -64,45 +72,55 @@ class RedisNearDuplicateIndex(SigningShape):
 
     def add(self, key: str, print_: Fingerprint) -> Match | None:
         """The canonical page this one duplicates, or None (then ``key`` becomes canonical)."""
-        p = self.prefix
         if print_.empty:
             return None
-        owner = self.r.hget(f"{p}:digest", print_.digest)
+        owner = self.r.hget(self._digest(print_.digest), print_.digest)
         if owner is not None and owner.decode() != key:
             return Match(owner.decode(), "exact", 1.0)
         values = print_.values
         if values is None:  # too short to sign: kept by its digest and its shingle set, for its copies
             if print_.set_digest is not None:
-                owner = self.r.hget(f"{p}:digest", print_.set_digest)
+                owner = self.r.hget(self._digest(print_.set_digest), print_.set_digest)
                 if owner is not None and owner.decode() != key:
                     return Match(owner.decode(), "near", 1.0)
-                self.r.hsetnx(f"{p}:digest", print_.set_digest, key)
-            self.r.hsetnx(f"{p}:digest", print_.digest, key)
+                self.r.hsetnx(self._digest(print_.set_digest), print_.set_digest, key)
+            self.r.hsetnx(self._digest(print_.digest), print_.digest, key)
             return None
         bands = self._bands(np.asarray(values).astype("<u4"))
-        pipe = self.r.pipeline(transaction=False)
-        for band in bands:
-            pipe.smembers(band)
-        candidates = sorted({m.decode() for members in pipe.execute() for m in members} - {key})
-        best = self.best_match(values, zip(candidates, self.r.hmget(f"{p}:sig", candidates)), key) if candidates else None
+        found = execute_pipeline(self.r, lambda pipe: [pipe.smembers(band) for band in bands])
+        candidates = sorted({m.decode() for members in found for m in members} - {key})
+        best = self.best_match(values, zip(candidates, self._signatures(candidates)), key) if candidates else None
         if best is not None:
             return best
         self._insert(key, print_.digest, np.asarray(values).astype("<u4"), bands)
         return None
 
+    def _signatures(self, keys: list[str]) -> list[bytes | None]:
+        return execute_pipeline(self.r, lambda pipe: [pipe.hget(sharded(f"{self.prefix}:sig", key), key)
+                                                      for key in keys])
+
     def _insert(self, key: str, digest: str, values: np.ndarray, bands: list[str]) -> None:
         p = self.prefix
-        old = self.r.hget(f"{p}:sig", key)
-        pipe = self.r.pipeline(transaction=True)
-        if old is not None:  # a canonical page fetched again: its old bands go
-            for band in self._bands(np.frombuffer(old, dtype="<u4")):
-                pipe.srem(band, key)
-            old_digest = self.r.hget(f"{p}:keydigest", key)
-            if old_digest is not None and self.r.hget(f"{p}:digest", old_digest) == key.encode():
-                pipe.hdel(f"{p}:digest", old_digest)
-        for band in bands:
-            pipe.sadd(band, key)
-        pipe.hset(f"{p}:sig", key, values.tobytes())
-        pipe.hset(f"{p}:keydigest", key, digest)
-        pipe.hsetnx(f"{p}:digest", digest, key)
-        pipe.execute()
+        sig, keydigest = sharded(f"{p}:sig", key), sharded(f"{p}:keydigest", key)
+        old = self.r.hget(sig, key)
+        old_digest = self.r.hget(keydigest, key) if old is not None else None
+        if old_digest is not None and self.r.hget(self._digest(old_digest.decode()), old_digest) != key.encode():
+            old_digest = None  # another page's now
+
+        def fill(pipe) -> None:  # noqa: ANN001
+            if old is not None:  # a canonical page fetched again: its old bands go
+                for band in self._bands(np.frombuffer(old, dtype="<u4")):
+                    pipe.srem(band, key)
+                if old_digest is not None:
+                    pipe.hdel(self._digest(old_digest.decode()), old_digest)
+            else:
+                pipe.incr(f"{p}:count")
+            for band in bands:
+                pipe.sadd(band, key)
+            pipe.hset(sig, key, values.tobytes())
+            pipe.hset(keydigest, key, digest)
+            pipe.hsetnx(self._digest(digest), digest, key)
+
+        # One Redis applies it as one transaction; a cluster cannot span keys of several slots
+        # (a reader may then meet a band member before its signature, and skips it).
+        execute_pipeline(self.r, fill, transaction=not is_cluster(self.r))

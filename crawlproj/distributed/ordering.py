@@ -2,11 +2,12 @@
 
 A link found by one worker may be fetched by another, so what a waiting URL (or a
 site) gathers must be where every worker can read and take it. Each component keeps
-its table in one hash (``<REDIS_PREFIX>:opic``, ``:backlinks``, ``:larger_sites``),
-and Redis's persistence is its journal, as it is the frontier's.
+its table in :data:`~.keyspace.HASH_SHARDS` hashes by field (``<REDIS_PREFIX>:opic:<shard>``,
+``:backlinks:<shard>``, ``:larger_sites:<shard>``), spread over a cluster's masters, and
+Redis's persistence is its journal, as it is the frontier's.
 
-Increments are buffered and sent in one script call every ``flush_every`` seconds
-(and before any take); a take reads and deletes a field in one script call, so
+Increments are buffered and sent every ``flush_every`` seconds (and before any take), one
+script call per shard in one round trip per node; a take reads and deletes a field in one script call, so
 OPIC cash is spent once. Increments to fields that no longer exist add nothing
 unless they create them (the script checks), so a hash holds waiting URLs only, as
 the local table does. A score reads no Redis: it is the value last seen (the
@@ -20,6 +21,8 @@ import time
 import redis
 
 from ..ordering.importance import Backlinks, LargerSites, Opic, Tracked
+from .connection import execute_pipeline, run_scripts
+from .keyspace import HASH_SHARDS, shard_of
 
 # KEYS[1] the hash; ARGV: field, amount, create (1/0), ... Returns each field's new value
 # (false when it does not exist). A decrement to 0 or below removes the field.
@@ -62,6 +65,10 @@ class SharedTable(Tracked):
         self._pending: dict[object, list] = {}  # field -> [amount, create]
         self._known: dict[object, float] = {}
         self._flushed = time.monotonic()
+        self._len = (0, -1.0)  # fields, when counted (monotonic)
+
+    def _hash(self, field: str) -> str:
+        return f"{self.key}:{shard_of(field)}"
 
     def add(self, field: object, amount: float, create: bool) -> None:
         pending = self._pending.get(field)
@@ -79,23 +86,26 @@ class SharedTable(Tracked):
         self._flushed = time.monotonic()
         if not self._pending:
             return
-        fields, args = list(self._pending), []
-        for field in fields:
-            amount, create = self._pending[field]
+        shards: dict[str, tuple[list, list]] = {}
+        for field, (amount, create) in self._pending.items():
+            fields, args = shards.setdefault(self._hash(str(field)), ([], []))
+            fields.append(field)
             args += [str(field), repr(amount), "1" if create else "0"]
         self._pending.clear()
         if len(self._known) > self.max_known:
             self._known.clear()
-        for field, value in zip(fields, self._add(keys=[self.key], args=args)):
-            if value is None:
-                self._known.pop(field, None)
-            else:
-                self._known[field] = float(value)
+        answers = run_scripts(self.r, [(self._add, [shard], args) for shard, (_, args) in shards.items()])
+        for (fields, _), values in zip(shards.values(), answers):
+            for field, value in zip(fields, values):
+                if value is None:
+                    self._known.pop(field, None)
+                else:
+                    self._known[field] = float(value)
 
     def pop(self, field: object, default: float) -> float:
         self.flush()
         self._known.pop(field, None)
-        value = self._take(keys=[self.key], args=[str(field)])
+        value = self._take(keys=[self._hash(str(field))], args=[str(field)])
         return float(value) if value is not None else default
 
     def value(self, field: object, default: float) -> float:
@@ -111,7 +121,13 @@ class SharedTable(Tracked):
         pass
 
     def __len__(self) -> int:
-        return int(self.r.hlen(self.key))
+        """Fields held (every shard counted, at most every 10 s)."""
+        count, at = self._len
+        if time.monotonic() - at > 10:
+            count = sum(execute_pipeline(self.r, lambda pipe: [pipe.hlen(f"{self.key}:{shard}")
+                                                               for shard in range(HASH_SHARDS)]))
+            self._len = (count, time.monotonic())
+        return count
 
 
 class RedisOpic(SharedTable, Opic):

@@ -10,7 +10,7 @@ revisit pipeline and the refresher work unchanged. Per partition ``part`` of the
 and per host ``P:rv:h:<host>`` (its URLs, for the load index and overload relief). A
 worker's refresher reads only the partitions its frontier holds (``owned``), so each URL
 is revisited by one worker, whichever stored it last. Writes are buffered and sent in
-one MULTI on commit.
+one MULTI on commit (one pipeline on a cluster: rewriting a URL's state twice is harmless).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import json
 from ..revisit.queue import COLUMNS, BufferedWrites, row_state, state_row
 from ..revisit.state import UrlState
 from ..urls import host_of
-from .frontier import partition_of
+from .connection import execute_pipeline, is_cluster
+from .keyspace import partition_of
 
 
 class RedisRevisitQueue(BufferedWrites):
@@ -49,20 +50,22 @@ class RedisRevisitQueue(BufferedWrites):
         if not self.pending:
             return
         puts, deletes = self._take()
-        pipe = self.r.pipeline(transaction=True)
-        for url, state in puts.items():
-            part = self._part(state.host)
-            pipe.hset(f"{self.p}:s:{part}", url, json.dumps(state_row(state, 0)[:-1]))
-            pipe.zadd(f"{self.p}:due:{part}", {url: state.next_due})
-            pipe.sadd(f"{self.p}:h:{state.host}", url)
-        for url, host in deletes.items():
-            part = self._part(host)
-            pipe.hdel(f"{self.p}:s:{part}", url)
-            pipe.zrem(f"{self.p}:due:{part}", url)
-            pipe.srem(f"{self.p}:h:{host}", url)
-        pipe.incr(f"{self.p}:seq")
+
+        def fill(pipe) -> None:  # noqa: ANN001
+            for url, state in puts.items():
+                part = self._part(state.host)
+                pipe.hset(f"{self.p}:s:{part}", url, json.dumps(state_row(state, 0)[:-1]))
+                pipe.zadd(f"{self.p}:due:{part}", {url: state.next_due})
+                pipe.sadd(f"{self.p}:h:{state.host}", url)
+            for url, host in deletes.items():
+                part = self._part(host)
+                pipe.hdel(f"{self.p}:s:{part}", url)
+                pipe.zrem(f"{self.p}:due:{part}", url)
+                pipe.srem(f"{self.p}:h:{host}", url)
+            pipe.incr(f"{self.p}:seq")
+
         try:
-            pipe.execute()
+            execute_pipeline(self.r, fill, transaction=not is_cluster(self.r))  # a cluster's keys span slots
         except BaseException:
             self._restore(puts, deletes)
             raise
@@ -132,7 +135,5 @@ class RedisRevisitQueue(BufferedWrites):
         return rates, round(total * len(rates) / max(1, drawn))
 
     def count(self) -> int:
-        pipe = self.r.pipeline(transaction=False)
-        for part in range(self.partitions):
-            pipe.hlen(f"{self.p}:s:{part}")
-        return sum(pipe.execute())
+        return sum(execute_pipeline(self.r, lambda pipe: [pipe.hlen(f"{self.p}:s:{part}")
+                                                          for part in range(self.partitions)]))

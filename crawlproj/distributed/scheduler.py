@@ -52,8 +52,16 @@ class DistributedScheduler(FrontierScheduler):
     def _build_frontier(self, s: Any, levels: int) -> RedisFrontier:
         """The shared frontier in Redis: no local queues or spill files."""
         self.worker = connection.worker_id(s)
+        client = connection.from_settings(s)
+        if connection.is_cluster(client) and self.keys.mode == "ip":
+            from ..errors import SettingsError
+
+            # A URL's seen-bits live with its host, its queue with its address: two slots, and the
+            # push must set one and fill the other atomically.
+            raise SettingsError("FRONTIER_KEY", "ip", "a Redis Cluster needs FRONTIER_KEY host or domain "
+                                "(PER_IP_CONCURRENCY and PER_IP_RATE still share a server's politeness)")
         return RedisFrontier(
-            connection.from_settings(s), s.get("REDIS_PREFIX"), self.worker,
+            client, s.get("REDIS_PREFIX"), self.worker,
             partitions=s.getint("FRONTIER_PARTITIONS"), levels=levels,
             batch=s.getint("REDIS_POP_BATCH"), lease_seconds=s.getfloat("HOST_LEASE"),
             worker_ttl=s.getfloat("WORKER_TTL"), poll_seconds=s.getfloat("REDIS_POLL_SECONDS"),
@@ -77,6 +85,8 @@ class DistributedScheduler(FrontierScheduler):
         self.stats.set_value("distributed/partitions", len(owned))
         self.stats.set_value("distributed/returned_from_dead_workers", self.frontier.returned)
         self.stats.set_value("distributed/leases_expired", self.frontier.leases_expired)
+        self.stats.set_value("distributed/per_ip_refusals", self.frontier.group_refusals)
+        self.stats.set_value("distributed/failover_waits", connection.failover_waits)
         long_form, lean_form = self.frontier.packed  # how many queued entries needed the long form
         self.stats.set_value("distributed/entries_lean", lean_form)
         self.stats.set_value("distributed/entries_long", long_form)
@@ -87,6 +97,7 @@ class DistributedScheduler(FrontierScheduler):
     def close(self, reason: str) -> None:
         if self._heartbeat is not None and self._heartbeat.running:
             self._heartbeat.stop()
+        self.stats.set_value("distributed/failover_waits", connection.failover_waits)
         for component, _ in self.prioritizer.components:
             if isinstance(component, SharedTable):
                 component.flush()  # the last takes' decrements, not sent yet

@@ -1,0 +1,51 @@
+"""Where the shared state lives in Redis: key names laid out for a Redis Cluster (pure).
+
+A Lua script runs on one node and may touch the keys of one hash slot only, so the keys one
+script touches share a hash tag (the part in braces, which alone picks the slot):
+
+* ``{P:<part>}:...``       one frontier partition: its hosts' queues, the ready set, leases,
+                           pending entries, counters, and the URL-seen Bloom filters of its
+                           hosts (layout in :mod:`.scripts`); partitions spread over the masters
+* ``{P}:...``              the workers, and which partition each one holds
+* ``{P:g:<address>}:...``  one server's per-IP cap and rate, counted across workers
+
+Tables no script spans (near-duplicate digests and signatures, the ordering tables) are
+split into :data:`HASH_SHARDS` hashes by field, so none grows beyond its share of the crawl
+and the shards spread over the masters too. A single Redis takes the same layout.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Hashable
+
+#: Hashes a large table is split into (a layout constant: changing it strands stored data).
+HASH_SHARDS = 256
+#: Written under ``{P}:layout`` by the first worker: a prefix of another layout is refused.
+LAYOUT = "2"
+
+
+def partition_of(key: Hashable, partitions: int) -> int:
+    """The partition owning politeness key ``key`` (stable across processes and machines)."""
+    return zlib.crc32(str(key).encode("utf-8")) % partitions
+
+
+def partition_tag(prefix: str, part: int) -> str:
+    return f"{{{prefix}:{part}}}"
+
+
+def meta_tag(prefix: str) -> str:
+    return f"{{{prefix}}}"
+
+
+def group_tag(prefix: str, group: object) -> str:
+    return f"{{{prefix}:g:{group}}}"
+
+
+def shard_of(field: str | bytes, shards: int = HASH_SHARDS) -> int:
+    return zlib.crc32(field if isinstance(field, bytes) else field.encode("utf-8", "surrogateescape")) % shards
+
+
+def sharded(key: str, field: str | bytes, shards: int = HASH_SHARDS) -> str:
+    """The hash of table ``key`` that holds ``field``."""
+    return f"{key}:{shard_of(field, shards)}"
