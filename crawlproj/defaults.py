@@ -451,6 +451,22 @@ PAGE_STAGE_TIMEOUT: number(float, 0, inclusive=False) = 20.0
 #: to parse than to fetch (a link farm's 50,000 links) wait on their server instead of in
 #: memory (64 of them held 2.7 GB). 0: no limit.
 PAGE_STAGE_BACKLOG: number(int, 0) = 8
+#: PDF responses (by Content-Type, or by their magic bytes under any other type) are read for
+#: their text, title, author, language and links (crawlproj.content.pdf, PDFium) in a helper
+#: process of their own, at most PDF_MAX_PAGES pages and PDF_MAX_CHARS characters of text, for
+#: at most PDF_TIMEOUT seconds and PDF_MAX_MEMORY bytes of memory above the helper's own; past
+#: a bound the page is stored with what was read (documents/over_budget/pdf_pages,
+#: documents/timeout, documents/over_budget/pdf_memory). 0 pages: PDFs are stored unread.
+PDF_MAX_PAGES: number(int, 0) = 500
+PDF_MAX_CHARS: number(int, 1000) = 2_000_000
+PDF_TIMEOUT: number(float, 0, inclusive=False) = 20.0
+PDF_MAX_MEMORY: number(int, 0) = 1024 * 1024 * 1024
+#: RSS and Atom feeds (by Content-Type, or an XML body whose root is rss, feed or rdf:RDF) are
+#: read (crawlproj.content.feeds, feedparser) in a page thread: their entries' links are
+#: followed, and each entry's updated or published date is change evidence for the page it
+#: links, as a sitemap's <lastmod> is (revisit/sitemap_lastmod). An incremental crawl revisits
+#: a host's feeds before its other due pages. Off: feeds are stored as pages and not read.
+FEEDS_ENABLED: boolean = True
 #: At a close (CLOSESPIDER_*, SIGTERM), pages already fetched are still read and stored for this
 #: many seconds; those left after it are dropped (crawlproj/pages_left_at_close), for a JOBDIR
 #: resume to fetch again: a clean stop leaves nothing to fetch twice, and a close held up by a

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -42,6 +43,9 @@ class PageItem:
     not_modified: bool = False  # a revisit answered 304: the stored capture is still current
     ai_signals: dict[str, str] = field(default_factory=dict)  # what the publisher says of AI use (ai_signal_rules)
     language: str | None = None  # the language the page declares (markup, else Content-Language), primary subtag; "" none
+    # A document that is not HTML, as read (crawlproj.content.pdf.PdfDocument: kind, pages, text,
+    # author, outcome); the store keeps it in its documents table.
+    document: Any = None
 
 
 @dataclass

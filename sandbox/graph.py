@@ -38,7 +38,9 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
 from dataclasses import dataclass, field, replace
+from email.utils import formatdate
 from functools import lru_cache
+from html import escape as html_escape
 
 from multidict import CIMultiDict
 
@@ -112,6 +114,13 @@ class HostSpec:
     # AI-use signals: robots.txt Content-Signal (ai-train=no), /.well-known/tdmrep.json reserving
     # the /p/*.cgi pages, and a tdm-reservation: 1 header on the /p/*.html pages whose k % 3 == 0.
     ai_signals: bool = False
+    # Documents: "rss" (an honest RSS 2.0 feed at /feed.xml: each page's last change) | "atom_lying"
+    # (an Atom feed at /feed.atom whose every entry says it changed at the moment of the request),
+    # either announced by <link rel=alternate> on the root page; pdfs: the root links real PDFs
+    # from Debian packages under /docs/ (one labelled application/octet-stream) and a hand-made
+    # one whose links lead to /from-pdf.html, a page no HTML page links.
+    feed: str = ""
+    pdfs: bool = False
 
 
 @dataclass(frozen=True)
@@ -134,6 +143,7 @@ class SandboxConfig:
     special_pages: bool = True  # base href, <area>, <link rel=next>, meta robots pages
     content_mix: bool = False  # content families by i % 10: 0, 1, 9 template; 2, 7 variants; 3, 8 mirror
     js_mix: bool = False  # JavaScript-only hosts by i % 10: 4 spa, 5 fetch, 6 bare
+    documents: bool = False  # by i % 10: 1 PDFs, 2 an honest RSS feed, 3 a lying Atom feed
     # Changing pages (0: static): each page changes as a Poisson process with a mean interval
     # log-uniform in [change_min, change_max] crawl-clock seconds; the crawl clock runs
     # time_scale x real time. Validators by i % 4: ETag, Last-Modified only, none, Last-Modified at the request time.
@@ -223,6 +233,8 @@ class SandboxWeb:
             mirror_of=i - 1 if cfg.content_mix and i % 10 in (3, 8) else -1,
             js=_JS_MIX.get(i % 10, "") if cfg.js_mix else "",
             validators=VALIDATORS[i % len(VALIDATORS)],
+            feed={2: "rss", 3: "atom_lying"}.get(i % 10, "") if cfg.documents else "",
+            pdfs=cfg.documents and i % 10 == 1,
         )
 
     def host_name(self, i: int) -> str:
@@ -325,6 +337,57 @@ class SandboxWeb:
         if path.endswith(".gz"):
             return gzip.compress(body, mtime=0), {"Content-Type": "application/gzip"}
         return body, xml
+
+    # -- documents: feeds and PDFs ------------------------------------------
+    FEED_ENTRIES = 50
+
+    def document_file(self, host: int, path: str, lastmod: Callable[[int], float] | None = None,
+                      now: float = 0.0) -> tuple[bytes, dict[str, str]] | None:
+        """A feed or PDF of a ``feed`` or ``pdfs`` host at ``path`` (None: there is none)."""
+        spec = self.specs[host]
+        stamp = lastmod or (lambda k: SITEMAP_EPOCH + 86400.0 * k)
+        pages = range(min(self.size(host), self.FEED_ENTRIES))
+        if spec.feed == "rss" and path == "/feed.xml":
+            items = "".join(f"<item><title>{html_escape(self.page(host, k).title)}</title><link>{self.url(host, k)}</link>"
+                            f"<pubDate>{formatdate(stamp(k), usegmt=True)}</pubDate></item>" for k in pages)
+            return _xml(f'<rss version="2.0"><channel><title>{self.host_name(host)}</title>'
+                        f"<link>{self.origin(host)}/</link><language>en</language>{items}</channel></rss>"), \
+                {"Content-Type": "application/rss+xml"}
+        if spec.feed == "atom_lying" and path == "/feed.atom":
+            told = _w3c(now)  # every entry "just changed": a lie a crawler must not chase
+            entries = "".join(f'<entry><title>{html_escape(self.page(host, k).title)}</title><id>{self.url(host, k)}</id>'
+                              f'<link href="{self.url(host, k)}"/><updated>{told}</updated></entry>' for k in pages)
+            return _xml(f'<feed xmlns="http://www.w3.org/2005/Atom"><title>{self.host_name(host)}</title>'
+                        f"<id>{self.origin(host)}/</id><updated>{told}</updated>{entries}</feed>"), \
+                {"Content-Type": "application/atom+xml"}
+        if not spec.pdfs:
+            return None
+        from . import pdfs
+
+        if path == "/docs/report.pdf":
+            return pdfs.text_pdf([f"Read {self.origin(host)}/from-pdf.html for the details", "Appendix"],
+                                 links=[f"{self.origin(host)}/from-pdf.html"], title=f"Report of {self.host_name(host)}",
+                                 author="Sandbox"), {"Content-Type": "application/pdf"}
+        if path == "/docs/manual.bin":  # a PDF under a label that says nothing
+            return pdfs.real_pdf("bzip2-manual.pdf"), {"Content-Type": "application/octet-stream"}
+        name = path.removeprefix("/docs/")
+        if path.startswith("/docs/") and name in pdfs.REAL_PDFS:
+            return pdfs.real_pdf(name), {"Content-Type": "application/pdf"}
+        if path == "/from-pdf.html":
+            return (b"<!DOCTYPE html><html><head><title>Found through a PDF</title></head><body>"
+                    b"<p>Only a PDF links this page.</p></body></html>"), {"Content-Type": "text/html; charset=utf-8"}
+        return None
+
+    def document_paths(self, host: int) -> list[str]:
+        """The documents a host's root page links (and, for a PDF host, the page only its PDF links)."""
+        from . import pdfs
+
+        spec = self.specs[host]
+        paths = {"rss": ["/feed.xml"], "atom_lying": ["/feed.atom"]}.get(spec.feed, [])
+        if spec.pdfs:
+            paths += [f"/docs/{name}" for name in pdfs.REAL_PDFS if name != "bzip2-manual.pdf"]
+            paths += ["/docs/manual.bin", "/docs/report.pdf"]
+        return paths
 
     def sitemap_lastmods(self, host: int, lastmod: Callable[[int], float] | None = None) -> dict[str, float]:
         """URL -> the <lastmod> the host's sitemaps give it (whole seconds, as written)."""
@@ -582,6 +645,11 @@ class SandboxWeb:
             else:
                 rel = ' rel="nofollow"' if link.nofollow else ""
                 body.append(f'<li><a href="{href}"{rel}>{link.anchor}</a></li>')
+        if k == 0 and spec.feed:
+            kind, href = ("application/rss+xml", "/feed.xml") if spec.feed == "rss" else ("application/atom+xml", "/feed.atom")
+            head.append(f'<link rel="alternate" type="{kind}" title="Feed" href="{href}">')
+        if k == 0 and spec.pdfs:
+            body += [f'<li><a href="{path}">{path.rsplit("/", 1)[1]}</a></li>' for path in self.document_paths(host)]
         body.append("</ul>")
         if area:
             body.append('<img src="/map.png" usemap="#m" alt=""><map name="m">' + "".join(area) + "</map>")

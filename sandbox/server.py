@@ -82,6 +82,8 @@ class SandboxServer:
                     status, body, headers = 200, trap, {"Content-Type": "text/html; charset=utf-8"}
             elif (sitemap := self.web.sitemap_file(host, request.path, self.lastmod(host))) is not None:
                 status, (body, headers) = 200, sitemap
+            elif (document := self.web.document_file(host, request.path, self.lastmod(host), time.time())) is not None:
+                status, (body, headers) = 200, document
             elif request.path == TDMREP_PATH and (tdmrep := self.web.tdmrep_json(host)) is not None:
                 status, body, headers = 200, tdmrep, {"Content-Type": "application/json"}
             elif request.path == "/robots.txt":
@@ -354,6 +356,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="content families: template, near-duplicate variants and mirror hosts")
     parser.add_argument("--js-mix", action="store_true",
                         help="JavaScript-only hosts: i %% 10 == 4 spa, 5 fetch() of JSON, 6 bare script")
+    parser.add_argument("--documents", action="store_true",
+                        help="documents: i %% 10 == 1 real PDFs, 2 an honest RSS feed, 3 a lying Atom feed")
     parser.add_argument("--change-min", type=float, default=d.change_min,
                         help="changing pages: shortest mean change interval, crawl-clock seconds (0: static)")
     parser.add_argument("--change-max", type=float, default=d.change_max,
@@ -386,6 +390,7 @@ def config_from_args(args: argparse.Namespace) -> SandboxConfig:
         cross_host=args.cross_host, page_bytes=args.page_bytes, latency=args.latency,
         bandwidth=args.bandwidth, error_rate=args.error_rate, robots_mix=not args.no_robots_mix,
         japanese=not args.no_japanese, content_mix=args.content_mix, js_mix=args.js_mix, seed=args.seed,
+        documents=args.documents,
         change_min=args.change_min or (args.change_max and args.change_max / 100), change_max=args.change_max,
         time_scale=args.time_scale, crawl_delay=args.crawl_delay, importance=args.importance,
         importance_tail=args.importance_tail, topics=args.topics, topic_tunnel=args.topic_tunnel,

@@ -18,7 +18,11 @@ declare -A docs=([postgresql-doc-15]=/usr/share/doc/postgresql-doc-15/html/index
                  [python3.11-doc]=/usr/share/doc/python3.11/html/index.html
                  [debian-reference-ja]=/usr/share/debian-reference/index.ja.html
                  [libcairomm-1.0-doc]=/usr/share/doc/libcairomm-1.0-doc/reference/html/index.html
-                 [libcairomm-1.16-doc]=/usr/share/doc/libcairomm-1.16-doc/reference/html/index.html)
+                 [libcairomm-1.16-doc]=/usr/share/doc/libcairomm-1.16-doc/reference/html/index.html
+                 # real PDFs (sandbox.pdfs.REAL_PDFS)
+                 [libtasn1-doc]=/usr/share/doc/libtasn1-doc/libtasn1.pdf
+                 [bzip2-doc]=/usr/share/doc/bzip2/manual.pdf.gz
+                 [shared-mime-info]=/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf)
 for lang in de fr it ja ru; do
   docs[developers-reference-$lang]=/usr/share/doc/developers-reference-$lang/docs/index.html
 done

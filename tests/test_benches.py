@@ -21,6 +21,8 @@ CHECKS = {
                               # the Bloom chains' shape says what Redis holds
                               and abs(o["seen_measured"]["bytes"] / o["seen_measured"]["shape_bytes"] - 1) < 0.05
                               and len(o["sizing"]["frontier"]) == 6),
+    "documents": lambda o: (o["pypdfium2"]["pages"] == o["pdfminer.six"]["pages"] > 0 and o["pypdfium2"]["failed"] == []
+                            and o["pypdfium2_has_pdfminer_words"] > 0.9),
     "extractors": lambda o: o["pages"] > 0 and o["resiliparse"]["quality"] > 0,
     "frontier": lambda o: o["urls"] > 0 and o["rss_bytes_per_url"] > 0,
     "languages": lambda o: o["pages"] > 0 and o["languages"],

@@ -56,6 +56,37 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
+def _vm_bytes() -> int:
+    """This process's virtual memory size (0 when unreadable)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError):
+        return 0
+
+
+def _capped(memory: int, fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in the document helper, whose address space is capped at its size when
+    first called plus ``memory`` bytes (``RLIMIT_AS``): a compression bomb or a recursive
+    object graph fails its allocation (MemoryError, or the helper dies) instead of taking
+    the machine's memory."""
+    import resource
+
+    if memory > 0 and resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY:
+        resource.setrlimit(resource.RLIMIT_AS, (_vm_bytes() + memory, resource.RLIM_INFINITY))
+    return fn(*args)
+
+
+def _start_document_helper(prepare: Callable[[], Any] | None) -> None:
+    _die_with_parent()
+    if prepare is not None:  # loaded before the cap: the parser's libraries and models are not the document's
+        prepare()
+
+
+class DocumentFailed(Exception):
+    """A document's reading ran out of its memory cap, or killed its helper process."""
+
+
 class PageWorkers:
     """The crawl's page threads (``PAGE_THREADS``): run a function there and await it, within
     ``PAGE_STAGE_TIMEOUT``. Pages of fewer than ``PAGE_THREAD_MIN_BYTES`` are not sent.
@@ -71,6 +102,8 @@ class PageWorkers:
         self.pending = 0
         self.executor: ThreadPoolExecutor | None = None
         self.process: ProcessPoolExecutor | None = None
+        self.documents: ProcessPoolExecutor | None = None  # run_document's helper, made on first use
+        self._document_turn: asyncio.Lock | None = None
         # Threads need asyncio's loop to be awaited from Scrapy's coroutines.
         self.enabled = threads > 0 and asyncio_reactor()
         if self.enabled and switch_interval > 0:
@@ -128,21 +161,60 @@ class PageWorkers:
         finally:
             self.pending -= 1
 
-    def _restart_process(self, pool: Executor) -> None:
-        self.process = None
+    async def run_document(self, fn: Callable[..., T], *args: Any, timeout: float, memory: int,
+                           prepare: Callable[[], Any] | None = None) -> T:
+        """``fn(*args)`` in the document helper process (one, spawned on first use, apart from the
+        page helper): a parser of files that are not HTML (PDF) runs C code on hostile input, so
+        it is bounded in time (:class:`StageTimeout` after ``timeout`` s) and in memory
+        (``memory`` bytes above the helper's own; :class:`DocumentFailed` past it), and a helper
+        that fails is replaced for the next document. ``prepare`` (picklable) runs once in each
+        new helper, before the cap."""
+        if self._document_turn is None:
+            self._document_turn = asyncio.Lock()
+        self.pending += 1
+        try:
+            # One document at a time in the helper: a helper that dies is the fault of the one
+            # document in it (not of those queued behind), and its time is its own.
+            async with self._document_turn:
+                if self.documents is None:
+                    self.documents = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                                         initializer=_start_document_helper, initargs=(prepare,))
+                pool = self.documents
+                try:
+                    return await asyncio.wait_for(asyncio.wrap_future(pool.submit(_capped, memory, fn, *args)), timeout)
+                except asyncio.TimeoutError:
+                    self.documents = None
+                    self._kill(pool)
+                    raise StageTimeout(f"over {timeout:g} s") from None
+                except MemoryError:  # what the helper holds after it is anyone's guess: a new one
+                    self.documents = None
+                    self._kill(pool)
+                    raise DocumentFailed("over its memory cap") from None
+                except BrokenProcessPool:  # died under it (an allocation past the cap aborts PDFium)
+                    self.documents = None
+                    raise DocumentFailed("its helper process died") from None
+        finally:
+            self.pending -= 1
+
+    @staticmethod
+    def _kill(pool: Executor) -> None:
         # ProcessPoolExecutor kills its workers only from Python 3.14 (kill_workers()).
         for process in list(getattr(pool, "_processes", {}).values()):
             process.kill()
-        # Not cancel_futures: pages queued behind get BrokenProcessPool, not a cancellation
-        # that would read as their own task's.
         pool.shutdown(wait=False)
+
+    def _restart_process(self, pool: Executor) -> None:
+        self.process = None
+        # Not cancel_futures (in _kill): pages queued behind get BrokenProcessPool, not a
+        # cancellation that would read as their own task's.
+        self._kill(pool)
         logger.warning("the page helper process ran past PAGE_STAGE_TIMEOUT (%g s): restarted", self.timeout)
 
     def close(self) -> None:
-        for pool in (self.executor, self.process):
+        for pool in (self.executor, self.process, self.documents):
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
-        self.executor = self.process = None
+        self.executor = self.process = self.documents = None
 
 
 _workers: WeakKeyDictionary = WeakKeyDictionary()

@@ -14,8 +14,9 @@ from .. import signals as crawl_signals
 from ..items import PageItem
 from ..store import beside_store, settings_store
 from .budget import PageBudget
-from .extract import is_html, page_budget
+from .extract import page_budget
 from .main_text import extract_main_text
+from .types import content_family
 from .offload import PageWorkers, StageTimeout
 from .near_duplicates import Fingerprint
 from .sqlite_near_duplicates import SqliteNearDuplicateIndex
@@ -43,7 +44,8 @@ class LocalNearDuplicateIndex(SqliteNearDuplicateIndex):
 
 
 class NearDuplicatePipeline:
-    """Marks each HTML page that copies a stored page, before it is archived and stored.
+    """Marks each HTML page (and each PDF, by its text) that copies a stored page, before it is
+    archived and stored.
 
     The page's main text (layout left out) is checked first by content hash
     (an exact duplicate), then by MinHash LSH (a near-duplicate: estimated
@@ -89,19 +91,26 @@ class NearDuplicatePipeline:
     async def process_item(self, item: object, spider: Spider | None = None) -> object:
         if not isinstance(item, PageItem) or not item.body or not 200 <= item.status < 300:
             return item
-        if not is_html(item.content_type):
-            return item
         stats = self.crawler.stats
-        if self.workers.wants(len(item.body)):
+        if item.document is not None:  # a PDF: its text is its main text (a feed has none to compare)
+            if item.document.kind != "pdf" or not item.document.text:
+                return item
+            work, size = (self.index.fingerprint_of, item.document.text), len(item.document.text)
+        elif content_family(item.content_type, item.body) == "html":
+            work = (sign_page, item.body, item.charset, self.budget, self.index.fingerprint_of, item.rendered)
+            size = len(item.body)
+        else:
+            return item
+        if self.workers.wants(size):
             try:
-                limited, print_ = await self.workers.run(sign_page, item.body, item.charset, self.budget,
-                                                         self.index.fingerprint_of, item.rendered, size=len(item.body))
+                done = await self.workers.run(*work, size=size)
             except StageTimeout as exc:
                 logger.warning("main text of %s gave up: %s", item.url, exc)
                 stats.inc_value("budget/timeout/main_text")
                 return item
         else:
-            limited, print_ = sign_page(item.body, item.charset, self.budget, self.index.fingerprint_of, item.rendered)
+            done = work[0](*work[1:])
+        limited, print_ = (None, done) if item.document is not None else done
         if limited == "reader_text":  # a rendered app's main content fell short of what a reader sees
             stats.inc_value("render/reader_text")
         elif limited:

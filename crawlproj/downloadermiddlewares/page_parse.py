@@ -11,9 +11,10 @@ from scrapy.http import Request, Response, TextResponse
 
 from .. import signals as crawl_signals
 from ..content.budget import PageBudget
-from ..content.extract import adopt_parsed_page, is_html, page_budget
+from ..content.extract import adopt_parsed_page, page_budget
 from ..content.offload import PageWorkers, StageTimeout
 from ..content.page import SHELL_TEXTS, ParsedPage
+from ..content.types import content_family
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ class PageParseMiddleware:
 
     async def process_response(self, request: Request, response: Response, spider: Any = None) -> Response:
         if (not isinstance(response, TextResponse) or not self.workers.wants(len(response.body))
-                or not is_html(response.headers.get(b"Content-Type"))):
+                or content_family(response.headers.get(b"Content-Type"), response.body) != "html"):
             return response
         text = response.text  # decoded here: the thread only parses
         try:

@@ -28,6 +28,7 @@ from scipy import sparse
 
 from ..geo import locate
 from ..content.language import Language, declared_language, page_language, settle
+from ..content.types import content_family
 from ..store.sqlite import SqliteStore
 from .. import defaults as settings_defaults
 from ..store import beside_store
@@ -178,9 +179,22 @@ def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int
             SELECT s.host, COUNT(*), COUNT(s.lastmod), COUNT(p.url) FROM sitemap_urls s
             LEFT JOIN pages p ON p.url = s.url GROUP BY s.host ORDER BY 2 DESC, 1""")],
         "ai_use": ai_use_rows(q),
+        "by_content_type": content_type_counts(q),
+        "documents": [dict(zip(("kind", "outcome", "documents", "pages_read"), row)) for row in q(
+            """SELECT kind, COALESCE(outcome, 'read'), COUNT(*), SUM(pages_read) FROM documents
+               GROUP BY 1, 2 ORDER BY 1, 3 DESC""")],
     }
     store.conn.close()
     return result
+
+
+def content_type_counts(q) -> dict[str, int]:
+    """Stored pages (2xx) by family (:func:`crawlproj.content.types.content_family`): by their
+    Content-Type, or by what they were read as (a PDF or a feed under another label)."""
+    counts = Counter(kind or content_family(content_type, b"") for content_type, kind in q(
+        """SELECT p.content_type, d.kind FROM pages p LEFT JOIN documents d ON d.url = p.url
+           WHERE p.status BETWEEN 200 AND 299"""))
+    return dict(counts.most_common())
 
 
 def ai_use_rows(q) -> list[dict]:

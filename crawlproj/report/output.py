@@ -152,6 +152,8 @@ def write_report(result: dict, out: str | Path) -> dict[str, str]:
                          ("host", "mode", "comparisons", "gains", "missed", "overreached", "reason")),
         "sitemap_hosts": ([tuple(r.values()) for r in result["sitemap_hosts"]],
                           ("host", "listed", "with_lastmod", "stored")),
+        "by_content_type": (list(result["by_content_type"].items()), ("content type", "pages")),
+        "documents": ([tuple(r.values()) for r in result["documents"]], ("kind", "outcome", "documents", "pages read")),
         "ai_use": ([tuple(r.values()) for r in result["ai_use"]],
                    ("host", "content_signal", "tdmrep_json", "header_reserved", "tdmrep_reserved")),
     }
@@ -176,6 +178,11 @@ def write_report(result: dict, out: str | Path) -> dict[str, str]:
     sections.append(f"<h2>JavaScript rendering</h2><p>{_number(result['rendered_pages'])} pages stored as rendered. "
                     "Each host's mode, and the pages seen both ways (static and rendered) it was decided on:</p>")
     headings = {"render_hosts": "", "sitemap_hosts": "<h2>Sitemaps</h2>",
+                "by_content_type": "<h2>Pages by content type</h2><p>Stored pages by what they are (by their bytes "
+                                   "where the label lies): pages parsed as HTML, PDFs and feeds read, and the "
+                                   "rest kept as captures only.</p>",
+                "documents": "<h2>Documents</h2><p>PDFs and feeds, by how their reading ended (pages read: "
+                             "a feed's entries).</p>",
                 "ai_use": "<h2>AI use</h2><p>What publishers say of AI use: robots.txt Content-Signal, "
                           "tdmrep.json, and the stored pages a TDMRep header or rule reserves.</p>",
                 "links_per_site": "<h2>Links per site</h2><p>Links from each site's pages to its own pages "
@@ -185,7 +192,7 @@ def write_report(result: dict, out: str | Path) -> dict[str, str]:
                 "errors_by_kind": "<h2>Errors</h2><p>Fetches that failed, by kind.</p>",
                 "duplicate_clusters": "<h2>Duplicate clusters</h2><p>Pages with copies, and how many copies.</p>",
                 "mirror_pairs": "<h2>Mirrors</h2><p>Pairs of hosts that share pages, and the share they share.</p>"}
-    for name in ("render_hosts", "sitemap_hosts", "ai_use", "links_per_site", "static_dynamic", "errors_by_kind",
+    for name in ("render_hosts", "by_content_type", "documents", "sitemap_hosts", "ai_use", "links_per_site", "static_dynamic", "errors_by_kind",
                  "duplicate_clusters", "mirror_pairs"):
         rows, header = tables[name]
         sections.append(headings[name] + _table(rows[:50], header))

@@ -205,6 +205,8 @@ class RevisitPipeline:
         else:
             self.stats.inc_value("revisit/failed")
             state = self.planner.failed(prev, now)
+        if item.document is not None and item.document.kind == "feed" and state.kind != "feed":
+            state = replace(state, kind="feed")
         if prev is not None:
             self._revisits_since += 1
         self.stats.inc_value(f"revisit/rule/{state.rule}")
@@ -216,6 +218,8 @@ class RevisitPipeline:
 
     def change_hash(self, item: PageItem) -> str:
         """The hash ``REVISIT_CHANGE`` compares between visits."""
+        if item.document is not None and item.text_hash:  # a PDF's text, a feed's entries
+            return item.text_hash  # (their bodies change with a generation date, a build date)
         if self.change == "body" or not is_html(item.content_type):
             return item.content_hash
         if item.text_hash and not self.ignore:

@@ -169,7 +169,8 @@ class Refresher:
             headers = state.conditional_headers if self.conditional else {}
             # How late, in intervals: the frontier ranks revisits by it (freshness-due ordering).
             overdue = (now - state.next_due) / state.interval if state.interval > 0 else 0.0
-            request = self.spider.request(url, dont_filter=True, headers=headers,
+            # A feed goes first (the top level): its entries' dates make its host's changed pages due.
+            request = self.spider.request(url, dont_filter=True, headers=headers, priority=int(state.kind == "feed"),
                                           meta={"revisit": True, "depth": state.depth, "revisit_overdue": overdue})
             self.in_flight[url] = time.monotonic()
             engine.crawl(request)

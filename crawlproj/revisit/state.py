@@ -87,6 +87,7 @@ class UrlState:
     dated_seen: float | None = None  # the last dated observation (crawl clock)
     source: str = ""  # what the rate rests on: dates | visits | prior (none yet: "")
     probes: int = 0  # visits made as probes before the page would be left alone (probe_intervals)
+    kind: str = ""  # "feed": an RSS or Atom feed, revisited before its host's other pages
 
     @property
     def conditional_headers(self) -> dict[str, str]:

@@ -15,11 +15,15 @@ from twisted.python.failure import Failure
 
 from .. import signals as crawl_signals
 from ..console import note_refusal
-from ..content.extract import ExtractedLink, is_html, iter_links, page_budget, parsed_page
+from ..content.extract import ExtractedLink, iter_links, page_budget, parsed_page
 from ..content.language import declared_language
-from ..content.offload import PageWorkers, StageTimeout
+from ..content.offload import DocumentFailed, PageWorkers, StageTimeout
+from ..content.feeds import FeedDocument, read_feed
+from ..content.pdf import PdfDocument, read_pdf
+from ..content.pdf import prepare as prepare_pdf
 from ..content.robots_directives import header_directives
 from ..content.sitemaps import read_sitemap
+from ..content.types import content_family
 from ..engine_state import engine_closing
 from ..items import FetchError, PageItem, SitemapUrls, Skipped
 from ..downloadermiddlewares.ai_signals import RESERVED as AI_USE_RESERVED
@@ -188,6 +192,9 @@ class CrawlSpiderBase(scrapy.Spider):
                                     s.getfloat("COPY_HOST_CAP_SHARE"))
         self.link_gate = WorkGate(s.getint("LINK_STAGE_PAGES"), s.getint("PAGE_STAGE_BACKLOG"))
         self.close_grace = s.getfloat("CLOSE_GRACE")
+        self.pdf_max_pages = s.getint("PDF_MAX_PAGES")
+        self.feeds = s.getbool("FEEDS_ENABLED")
+        self.max_links = s.getint("MAX_LINKS_PER_PAGE")
         self._closing_since: float | None = None
         self.crawler.signals.connect(self.backlog_test, signal=crawl_signals.fetch_backlog_test)
 
@@ -248,10 +255,12 @@ class CrawlSpiderBase(scrapy.Spider):
             # fetches it again. Stored without its links, its links would be lost to the resume.
             self.count("pages_left_at_close")
             return
-        follow, item = read
+        follow, item, extras = read
         for url in follow:  # links go to the frontier before the page goes to the store (its journal)
             yield self.request(url)
         yield item
+        for extra in extras:
+            yield extra
 
     def _past_close_grace(self) -> bool:
         """Whether the crawl has been closing for ``CLOSE_GRACE`` seconds: pages fetched before a
@@ -263,9 +272,10 @@ class CrawlSpiderBase(scrapy.Spider):
             self._closing_since = time.monotonic()
         return time.monotonic() - self._closing_since >= self.close_grace
 
-    async def _read_page(self, response: Response) -> tuple[list[str], Any] | None:
-        """The URLs to follow from ``response`` and its item (a :class:`PageItem`, or
-        :class:`Skipped` for noindex); None when the crawl began closing meanwhile."""
+    async def _read_page(self, response: Response) -> tuple[list[str], Any, list[Any]] | None:
+        """The URLs to follow from ``response``, its item (a :class:`PageItem`, or :class:`Skipped`
+        for noindex) and the items that go after it (a feed's entries, as :class:`SitemapUrls`);
+        None when the crawl began closing meanwhile."""
         request_url = (response.meta.get("redirect_urls") or [response.request.url])[0]
         url = self.canonical(request_url) or request_url
         depth = response.meta.get("depth", 0)
@@ -278,9 +288,17 @@ class CrawlSpiderBase(scrapy.Spider):
             self.count("robots_header")
         if response.status in self.retry_http_codes:
             self.exhausted(response.request, url, f"http_{response.status}", f"HTTP {response.status}")
-        title = language = text_digest = None
+        title = language = text_digest = document = None
         turns = TurnTaker()  # a page of thousands of links must not hold the reactor
-        html_page = isinstance(response, TextResponse) and is_html(response.headers.get(b"Content-Type"))
+        # What the response is, by its bytes as much as by its label: an image or an archive is
+        # stored as a capture and never parsed as HTML, a PDF labelled octet-stream is read.
+        family = content_family(response.headers.get(b"Content-Type"), response.body)
+        if 200 <= response.status < 300:
+            self.count(f"content_types/{family}")
+        pdf = family == "pdf" and self.pdf_max_pages > 0
+        feed = family == "feed" and self.feeds
+        html_page = family == "html" and isinstance(response, TextResponse)
+        extras: list[Any] = []  # items that go after the page's
         if html_page and 200 <= response.status < 300:
             try:
                 page = parsed_page(response, self.page_budget)
@@ -302,6 +320,24 @@ class CrawlSpiderBase(scrapy.Spider):
             except ValueError as exc:  # a body that cannot be decoded or parsed
                 self.count("parse_errors")
                 self.logger.warning("could not parse %s: %s", response.url, exc)
+        elif (pdf or feed) and 200 <= response.status < 300:
+            document = await (self._read_pdf(response) if pdf else self._read_feed(response))
+            title, language = document.title, document.language
+            entries = []
+            for number, href in enumerate(document.links):
+                try:
+                    target = self.link_canonical(href, response.url)
+                except InvalidURL as exc:
+                    self.count(f"url_rejected/{exc.reason}")
+                    continue
+                links.append(ExtractedLink(target, "", False, document.kind))
+                if feed:
+                    entries.append(replace(document.entries[number], loc=target))
+            if feed:
+                # The entries' dates are change evidence for the pages they link, as a sitemap's
+                # <lastmod> is; the feed's own change is its entries', not its build date's.
+                extras.append(SitemapUrls(url, entries, time.time()))
+                text_digest = hashlib.sha256("\n".join(f"{e.loc} {e.lastmod}" for e in entries).encode()).digest()
         page_links = [(link.url, link.anchor, link.nofollow or "nofollow" in directives) for link in links]
         if "nofollow" in directives:
             self.count("meta_nofollow")
@@ -338,7 +374,7 @@ class CrawlSpiderBase(scrapy.Spider):
             followed[link.url] = None
         if "noindex" in directives:
             self.count("noindex")
-            return list(followed), Skipped(url, "noindex")
+            return list(followed), Skipped(url, "noindex"), extras
         return list(followed), PageItem(
             url=url,
             final_url=response.url,
@@ -362,7 +398,51 @@ class CrawlSpiderBase(scrapy.Spider):
             rendered="playwright" in response.flags,
             not_modified=response.status == 304,
             ai_signals=response.meta.get("ai_signals") or {},
-        )
+            document=document,
+            text_hash=text_digest.hex() if feed and text_digest is not None else None,
+        ), extras
+
+    async def _read_feed(self, response: Response) -> FeedDocument:
+        """What an RSS or Atom feed lists (:mod:`crawlproj.content.feeds`), read in a page thread."""
+        workers = PageWorkers.of(self.crawler)
+        content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1") or None
+        args = (response.body, response.url, content_type, self.max_links or 10_000)
+        try:
+            document = await workers.run(read_feed, *args) if workers.enabled else read_feed(*args)
+        except StageTimeout:
+            document = FeedDocument(outcome="timeout")
+        self.count(f"documents/feed/{document.format or 'unknown'}")
+        self.count("documents/feed_entries", len(document.entries))
+        if document.dates_ignored:
+            self.count("documents/feed_dates_ignored")
+        if document.outcome:
+            self.count(f"documents/{document.outcome}")
+            self.logger.warning("feed %s: %s", response.url, document.outcome)
+        return document
+
+    async def _read_pdf(self, response: Response) -> PdfDocument:
+        """What a PDF response holds (:mod:`crawlproj.content.pdf`), read in the document helper
+        within ``PDF_TIMEOUT`` and ``PDF_MAX_MEMORY``; counted by outcome (``documents/...``)."""
+        workers = PageWorkers.of(self.crawler)
+        s = self.crawler.settings
+        args = (response.body, self.pdf_max_pages, s.getint("PDF_MAX_CHARS"))
+        try:
+            if workers.enabled:
+                document = await workers.run_document(read_pdf, *args, timeout=s.getfloat("PDF_TIMEOUT"),
+                                                      memory=s.getint("PDF_MAX_MEMORY"), prepare=prepare_pdf)
+            else:  # PAGE_THREADS 0: the page cap still bounds it
+                document = read_pdf(*args)
+        except StageTimeout:
+            document = PdfDocument(outcome="timeout")
+        except DocumentFailed:
+            document = PdfDocument(outcome="over_budget/pdf_memory")
+        self.count("documents/pdf")
+        self.count("documents/pdf_pages_read", document.pages_read)
+        if document.outcome:
+            self.count(f"documents/{document.outcome}")
+            self.logger.warning("PDF %s: %s (%d of %d pages read)", response.url, document.outcome,
+                                document.pages_read, document.pages)
+        return document
 
     def sitemap_request(self, url: str, level: int = 0) -> scrapy.Request:
         """A request for a sitemap (``level`` 1: listed by a sitemap index). Always fetched, even

@@ -52,6 +52,11 @@ def merge_shards(out: str, shards: list[str], tick: Callable[[int], object] | No
                                 reason = CASE WHEN excluded.comparisons > comparisons THEN excluded.reason ELSE reason END,
                                 comparisons = comparisons + excluded.comparisons, gains = gains + excluded.gains,
                                 missed = missed + excluded.missed, overreached = overreached + excluded.overreached""")
+            if conn.execute("SELECT 1 FROM shard.sqlite_master WHERE name = 'documents'").fetchone():
+                # a document's text goes with its page: the latest fetch's
+                conn.execute("""INSERT OR REPLACE INTO documents SELECT d.* FROM shard.documents d
+                                JOIN shard.pages p ON p.url = d.url JOIN pages m ON m.url = d.url
+                                WHERE m.fetched_at = p.fetched_at""")
             if conn.execute("SELECT 1 FROM shard.sqlite_master WHERE name = 'sitemap_urls'").fetchone():
                 # The newest reading of a URL's sitemap entry, and of a subject's AI-use signals, wins.
                 conn.execute("""INSERT INTO sitemap_urls SELECT * FROM shard.sitemap_urls WHERE true

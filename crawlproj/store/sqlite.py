@@ -103,6 +103,15 @@ CREATE TABLE IF NOT EXISTS ai_signals (      -- what publishers say of AI use (c
     at REAL NOT NULL,
     PRIMARY KEY (subject, source, name)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS documents (       -- pages that are documents, not HTML: what was read of them
+    url TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,                       -- pdf
+    pages INTEGER,                            -- pages in the file
+    pages_read INTEGER,                       -- ... read (PDF_MAX_PAGES)
+    author TEXT,
+    outcome TEXT,                             -- NULL: read whole; else pdf_encrypted | pdf_malformed | over_budget/... | timeout
+    text TEXT NOT NULL                        -- its text, a form feed between pages (the title is the page's)
+) WITHOUT ROWID;
 CREATE VIEW IF NOT EXISTS host_links AS
     SELECT source_host, target_host, COUNT(*) AS links
     FROM links GROUP BY source_host, target_host;
@@ -273,6 +282,12 @@ class SqliteStore:
             cur.executemany(
                 "INSERT INTO duplicates VALUES (?,?,?,?)",
                 [(p.url, p.duplicate_of, p.duplicate_kind, p.jaccard) for p in captured if p.duplicate_of],
+            )
+            cur.executemany("DELETE FROM documents WHERE url = ?", [(p.url,) for p in captured])
+            cur.executemany(
+                "INSERT INTO documents VALUES (?,?,?,?,?,?,?)",
+                [(p.url, d.kind, d.pages, d.pages_read, d.author, d.outcome, d.text)
+                 for p in captured if (d := p.document) is not None],
             )
             # A page fetched again (after a restart) replaces its old links.
             cur.executemany("DELETE FROM links WHERE source = ?", [(p.url,) for p in captured])

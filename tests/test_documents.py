@@ -1,0 +1,251 @@
+"""Documents beyond HTML: PDFs read for their text, title, author, language and links, in a
+helper process bounded in pages, time and memory; hostile PDFs end with a named outcome.
+Real PDFs come from Debian's packages, served by nginx on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import subprocess
+import threading
+import time
+
+import pytest
+
+from crawlproj.content.offload import DocumentFailed, PageWorkers, StageTimeout
+from crawlproj.content.pdf import is_pdf, prepare, read_pdf
+from crawlproj.memory import rss_bytes
+from crawlproj.rendering.browser import descendants
+from sandbox import pdfs
+from sandbox.harness import PROJECT_DIR, crawl_command, error_lines
+from sandbox.servers import NginxServer
+
+
+@pytest.fixture(scope="module")
+def real():
+    pdfs.ensure_installed()
+    return {name: pdfs.real_pdf(name) for name in pdfs.REAL_PDFS}
+
+
+def test_real_pdfs_give_their_text_title_language_and_links(real):
+    tasn1 = read_pdf(real["libtasn1.pdf"])
+    assert tasn1.outcome is None and tasn1.pages == tasn1.pages_read == 36
+    assert "ASN.1" in tasn1.text and tasn1.text.count("\f") == 35  # a form feed between pages
+    assert tasn1.title and "libtasn1" in tasn1.title.lower()  # no Title entry: its first line
+    assert tasn1.language == "en"
+    assert "http://fsf.org/" in tasn1.links and "mailto:help-libtasn1@gnu.org" in tasn1.links
+    for name, body in real.items():
+        doc = read_pdf(body)
+        assert doc.outcome is None and len(doc.text) > 10_000 and doc.links, name
+
+
+def test_a_pdf_s_metadata_and_link_annotations_are_read():
+    body = pdfs.text_pdf(["Read http://pdfs.docs.test/written.html for more", "the second page"],
+                         links=["http://pdfs.docs.test/clicked.html"], title="Annual  report", author="The Board")
+    doc = read_pdf(body)
+    assert (doc.title, doc.author, doc.pages) == ("Annual report", "The Board", 2)
+    assert doc.links == ["http://pdfs.docs.test/clicked.html", "http://pdfs.docs.test/written.html"]
+    assert doc.text.split("\f")[1] == "the second page"
+
+
+def test_hostile_pdfs_end_with_a_named_outcome(real):
+    assert read_pdf(pdfs.encrypted_pdf()).outcome == "pdf_encrypted"
+    assert read_pdf(pdfs.MALFORMED_PDF).outcome == "pdf_malformed"
+    assert read_pdf(pdfs.recursive_pdf()).outcome == "pdf_malformed"
+    cut = real["libtasn1.pdf"][: len(real["libtasn1.pdf"]) // 2]
+    assert read_pdf(cut).outcome == "pdf_malformed"
+    long = read_pdf(pdfs.many_pages_pdf(30), max_pages=10)
+    assert (long.outcome, long.pages, long.pages_read) == ("over_budget/pdf_pages", 30, 10)
+    assert long.text.count("\f") == 9
+    short = read_pdf(real["libtasn1.pdf"], max_chars=5000)
+    assert short.outcome == "over_budget/pdf_text" and len(short.text) == 5000
+
+
+def test_pdfs_are_known_by_type_or_by_their_magic_bytes(real):
+    body = real["libtasn1.pdf"]
+    assert is_pdf("application/pdf", b"")
+    assert is_pdf(b"application/octet-stream", body) and is_pdf("text/plain", b"\n\n" + body)
+    assert is_pdf(None, body)
+    assert not is_pdf("application/octet-stream", b"\x89PNG....")
+    # An HTML page that mentions the magic is HTML; one that is a PDF under that label is a PDF.
+    assert not is_pdf("text/html", b"<html><p>Files start with %PDF-1.7</p></html>")
+    assert is_pdf("text/html; charset=utf-8", body)
+
+
+def _sleep(seconds: float) -> str:
+    time.sleep(seconds)
+    return "woke"
+
+
+def test_the_document_helper_is_bounded_in_time_and_memory_and_replaced_after_a_failure():
+    bomb = pdfs.bomb_pdf(1 << 30)
+
+    async def run():
+        workers = PageWorkers(1, 20.0, 0)
+        try:
+            with pytest.raises(StageTimeout):
+                await workers.run_document(_sleep, 30, timeout=3.0, memory=0)
+            with pytest.raises(DocumentFailed):  # 1 GiB of inflated stream past a 256 MiB cap
+                await workers.run_document(read_pdf, bomb, timeout=30.0, memory=256 << 20, prepare=prepare)
+            ok = await workers.run_document(read_pdf, pdfs.text_pdf(["fine"]), timeout=30.0, memory=256 << 20,
+                                            prepare=prepare)
+            assert ok.text == "fine"
+        finally:
+            workers.close()
+
+    asyncio.run(run())
+
+
+def _watch_rss(proc: subprocess.Popen, peaks: dict) -> None:
+    while proc.poll() is None:
+        main = rss_bytes(proc.pid)
+        tree = main + sum(rss_bytes(pid) for pid in descendants(proc.pid))
+        peaks["main"], peaks["tree"] = max(peaks["main"], main), max(peaks["tree"], tree)
+        time.sleep(0.1)
+
+
+def test_a_crawl_reads_pdfs_follows_their_links_and_survives_hostile_ones(tmp_path, real):
+    docs, hostile, plain = tmp_path / "docs", tmp_path / "hostile", tmp_path / "plain"
+    for d in (docs, hostile, plain):
+        d.mkdir()
+    (docs / "libtasn1.pdf").write_bytes(real["libtasn1.pdf"])
+    (docs / "bzip2-manual.dat").write_bytes(real["bzip2-manual.pdf"])  # served as application/octet-stream
+    (docs / "spec.pdf").write_bytes(real["shared-mime-info-spec.pdf"])
+    for name in ("written", "clicked"):
+        (docs / f"{name}.html").write_text(f"<html><title>{name}</title><body><p>reached from a PDF</p></body></html>")
+    (docs / "index.html").write_text("<html><body>" + "".join(
+        f'<a href="{n}">{n}</a>' for n in ("libtasn1.pdf", "bzip2-manual.dat", "spec.pdf", "report.pdf")) + "</body></html>")
+    hostile_files = {"encrypted.pdf": pdfs.encrypted_pdf(), "malformed.pdf": pdfs.MALFORMED_PDF,
+                     "recursive.pdf": pdfs.recursive_pdf(), "bomb.pdf": pdfs.bomb_pdf(1 << 31),
+                     "truncated.pdf": real["libtasn1.pdf"][:60_000], "long.pdf": pdfs.many_pages_pdf(40)}
+    for name, body in hostile_files.items():
+        (hostile / name).write_bytes(body)
+    (hostile / "index.html").write_text("<html><body>" + "".join(f'<a href="{n}">{n}</a>' for n in hostile_files)
+                                        + '<a href="http://plain.docs.test:PORT/index.html">plain</a></body></html>')
+    plain_pages = [f"p{i}.html" for i in range(12)]
+    for i, name in enumerate(plain_pages):
+        (plain / name).write_text(f"<html><body><p>ordinary page {i}</p>"
+                                  + "".join(f'<a href="{n}">{n}</a>' for n in plain_pages) + "</body></html>")
+    (plain / "index.html").write_text("<html><body>" + "".join(f'<a href="{n}">{n}</a>' for n in plain_pages)
+                                      + "</body></html>")
+    with NginxServer({"docs.docs.test": str(docs), "hostile.docs.test": str(hostile),
+                      "plain.docs.test": str(plain)}) as nginx:
+        (hostile / "index.html").write_text((hostile / "index.html").read_text().replace("PORT", str(nginx.port)))
+        (docs / "report.pdf").write_bytes(pdfs.text_pdf(
+            [f"See http://docs.docs.test:{nginx.port}/written.html", "page two"],
+            links=[f"http://docs.docs.test:{nginx.port}/clicked.html"], title="Quarterly report", author="Finance"))
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text(f"http://docs.docs.test:{nginx.port}/index.html\nhttp://hostile.docs.test:{nginx.port}/index.html\n")
+        db = tmp_path / "crawl.db"
+        settings = {"HOST_RESOLVE": "*.docs.test=127.0.0.1", "ALLOWED_DOMAINS": "docs.test", "MIN_INTERVAL": 0,
+                    "RENDER_MODE": "never", "STORE_URI": f"sqlite:///{db}", "PDF_MAX_PAGES": 20,
+                    "PDF_MAX_MEMORY": 256 << 20, "STATS_FILE": str(tmp_path / "stats.json")}
+        proc = subprocess.Popen(crawl_command("web", {"seeds": str(seeds)}, settings), cwd=PROJECT_DIR,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        peaks = {"main": 0, "tree": 0}
+        watcher = threading.Thread(target=_watch_rss, args=(proc, peaks), daemon=True)
+        watcher.start()
+        _, log = proc.communicate(timeout=300)
+        watcher.join()
+        records = nginx.records()
+    assert proc.returncode == 0, log[-3000:]
+    assert error_lines(log) == []
+    fetched = {(r.host, r.path) for r in records if r.status == 200}
+    # Links inside a PDF are followed: the one written in its text, and its link annotation.
+    assert {("docs.docs.test", "/written.html"), ("docs.docs.test", "/clicked.html")} <= fetched
+    # The ordinary host beside the hostile files is crawled completely.
+    assert {("plain.docs.test", f"/{n}") for n in plain_pages} <= fetched
+    conn = sqlite3.connect(db)
+    docs_rows = {url.rsplit("/", 1)[1]: (outcome, pages, read, author, len(text)) for url, outcome, pages, read, author, text
+                 in conn.execute("SELECT url, outcome, pages, pages_read, author, text FROM documents")}
+    for name in ("libtasn1.pdf", "bzip2-manual.dat", "spec.pdf"):
+        outcome, pages, read, _, chars = docs_rows[name]
+        assert outcome in (None, "over_budget/pdf_pages") and read == min(pages, 20) and chars > 10_000, name
+    assert docs_rows["report.pdf"][3] == "Finance"
+    titles = dict(conn.execute("SELECT url, title FROM pages WHERE host = 'docs.docs.test' AND url NOT LIKE '%.html'"))
+    assert titles[f"http://docs.docs.test:{nginx.port}/report.pdf"] == "Quarterly report"
+    assert len(titles) == 4 and all(titles.values()), titles
+    links = {target for (target,) in conn.execute("SELECT target FROM links WHERE source LIKE '%libtasn1.pdf'")}
+    assert "https://www.gnu.org/software/libtasn1/" in links  # in its first 20 pages
+    # Near-duplicate detection saw their text.
+    assert conn.execute("SELECT COUNT(*) FROM pages WHERE url LIKE '%libtasn1.pdf' AND text_length > 10000").fetchone()[0] == 1
+    outcomes = {name: docs_rows[name][0] for name in hostile_files}
+    assert outcomes == {"encrypted.pdf": "pdf_encrypted", "malformed.pdf": "pdf_malformed",
+                        "recursive.pdf": "pdf_malformed", "bomb.pdf": "over_budget/pdf_memory",
+                        "truncated.pdf": "pdf_malformed", "long.pdf": "over_budget/pdf_pages"}
+    # The bomb (2 GiB inflated) stayed in its capped helper: the crawl kept to its page budget.
+    assert peaks["main"] < 600 << 20, peaks
+    assert peaks["tree"] < 1500 << 20, peaks
+
+
+RSS = b"""<?xml version="1.0"?><rss version="2.0"><channel><title>News</title><language>en-us</language>
+<item><title>One</title><link>/a/one.html</link><pubDate>Mon, 02 Nov 2026 10:00:00 GMT</pubDate></item>
+<item><title>Two</title><link>http://x.test/two.html</link><pubDate>Tue, 03 Nov 2099 10:00:00 GMT</pubDate></item>
+<item><title>One again</title><link>/a/one.html</link></item>
+</channel></rss>"""
+ATOM = b"""<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom" xml:base="http://x.test/blog/">
+<title>Blog</title><entry><title>E1</title><link href="e1.html"/><updated>2026-11-01T12:00:00Z</updated></entry></feed>"""
+RDF = b"""<?xml version="1.0"?><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+xmlns="http://purl.org/rss/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/"><channel rdf:about="http://x.test/">
+<title>R</title><link>http://x.test/</link></channel><item rdf:about="http://x.test/r1.html"><title>R1</title>
+<link>http://x.test/r1.html</link><dc:date>2026-10-01T00:00:00Z</dc:date></item></rdf:RDF>"""
+
+
+def test_rss_atom_and_rdf_feeds_give_their_entries_links_and_dates():
+    from crawlproj.content.feeds import read_feed
+
+    now = 1795000000.0  # 2026-11-18
+    rss = read_feed(RSS, "http://x.test/feed.xml", now=now)
+    assert (rss.format, rss.title, rss.language, rss.pages) == ("rss20", "News", "en", 3)
+    # relative links resolved against the feed, one entry a link, a date from the future dropped
+    assert [(e.loc, e.lastmod) for e in rss.entries] == [("http://x.test/a/one.html", 1793613600.0),
+                                                         ("http://x.test/two.html", None)]
+    atom = read_feed(ATOM, "http://x.test/feed.atom", now=now)
+    assert atom.format == "atom10" and [(e.loc, e.lastmod) for e in atom.entries] == [
+        ("http://x.test/blog/e1.html", 1793534400.0)]  # xml:base
+    rdf = read_feed(RDF, "http://x.test/index.rdf", now=now)
+    assert rdf.format == "rss10" and rdf.links == ["http://x.test/r1.html"] and rdf.entries[0].lastmod == 1790812800.0
+    assert read_feed(b"<html><body>no feed</body></html>", "http://x.test/").outcome == "feed_malformed"
+    cut = read_feed(RSS, "http://x.test/feed.xml", max_entries=1, now=now)
+    assert cut.outcome == "over_budget/feed_entries" and len(cut.entries) == 1
+
+
+def test_a_feed_dated_by_the_server_s_clock_gives_no_dates():
+    from crawlproj.content.feeds import read_feed
+    from sandbox.graph import SandboxConfig, SandboxWeb
+
+    web = SandboxWeb(SandboxConfig(hosts=4, documents=True, robots_mix=False))
+    body, headers = web.document_file(3, "/feed.atom", now=1795000000.0)
+    lying = read_feed(body, "http://h3.sandbox.test/feed.atom", headers["Content-Type"], now=1795000000.5)
+    assert lying.dates_ignored and len(lying.entries) == web.size(3) and all(e.lastmod is None for e in lying.entries)
+    body, headers = web.document_file(2, "/feed.xml")
+    honest = read_feed(body, "http://h2.sandbox.test/feed.xml", headers["Content-Type"])
+    assert not honest.dates_ignored and {e.loc: e.lastmod for e in honest.entries} == web.sitemap_lastmods(2)
+
+
+def test_a_sandbox_crawl_reads_feeds_and_pdfs_and_follows_their_links(sandbox_factory, tmp_path, real):
+    from sandbox.harness import crawl_sandbox
+
+    sandbox = sandbox_factory("--hosts", "10", "--pages", "8", "--documents", "--no-robots-mix", "--no-japanese",
+                              "--cross-host", "0")
+    conn, result = crawl_sandbox(sandbox, tmp_path, MIN_INTERVAL=0, RENDER_MODE="never")
+    web = sandbox.web
+    fetched = {(r.host, r.path) for r in sandbox.records() if r.status == 200}
+    for host in web.hosts:  # every feed and PDF the root pages link, as the server saw it
+        assert {(web.host_name(host), path) for path in web.document_paths(host)} <= fetched, host
+    assert (web.host_name(1), "/from-pdf.html") in fetched  # only the hand-made PDF links it
+    kinds = dict(conn.execute("SELECT url, kind FROM documents"))
+    assert sum(k == "pdf" for k in kinds.values()) == 4 and sum(k == "feed" for k in kinds.values()) == 2
+    # The honest feed's dates reach the store as its pages' change evidence; the lying one's do not.
+    dated = dict(conn.execute("SELECT url, lastmod FROM sitemap_urls WHERE sitemap LIKE '%/feed.xml'"))
+    assert dated == web.sitemap_lastmods(2)
+    assert conn.execute("SELECT COUNT(*) FROM sitemap_urls WHERE sitemap LIKE '%/feed.atom' AND lastmod IS NOT NULL"
+                        ).fetchone()[0] == 0
+    assert result.stats["crawlproj/documents/feed_dates_ignored"] == 1
+    assert result.stats["crawlproj/content_types/pdf"] == 4 and result.stats["crawlproj/content_types/feed"] == 2
+    # The report counts pages by what they are.
+    from crawlproj.report.analysis import analyse
+
+    figures = analyse(str(tmp_path / "crawl.db"))
+    assert figures["by_content_type"]["pdf"] == 4 and figures["by_content_type"]["feed"] == 2
+    assert {(d["kind"], d["outcome"]) for d in figures["documents"]} >= {("pdf", "read"), ("feed", "read")}
