@@ -24,6 +24,7 @@ import argparse
 import hashlib
 import json
 import math
+import re
 import os
 import subprocess
 import sys
@@ -47,12 +48,18 @@ from politeness import scrapy_redis_settings  # noqa: E402
 HOSTS, INTERVAL = 500, 5.0
 
 
+def script_commands() -> set[str]:
+    """The commands the frontier's Lua scripts call inside Redis (what a client did not send)."""
+    from crawlproj.distributed import scripts
+
+    text = "\n".join(v for v in vars(scripts).values() if isinstance(v, str))
+    return {name.lower() for name in re.findall(r"redis\.call\('([A-Za-z_]+)'", text)} | {"bitfield", "bitfield_ro"}
+
+
 def redis_counters(client: redis.Redis) -> tuple[int, int, int]:
     """(commands, script inner ones included; calls sent by clients; network bytes)."""
     stats, commands = client.info("stats"), client.info("commandstats")
-    inner = ("bitfield", "bitfield_ro", "rpush", "lpush", "lpop", "llen", "zadd", "zrem", "zscore", "zrange",
-             "zrangebyscore", "zcount", "hset", "hdel", "hget", "hgetall", "incr", "incrby", "decr", "decrby",
-             "get", "set", "del", "pexpire")
+    inner = script_commands()
     sent = sum(v["calls"] for k, v in commands.items() if k.removeprefix("cmdstat_") not in inner)
     return (stats["total_commands_processed"], sent,
             stats["total_net_input_bytes"] + stats["total_net_output_bytes"])

@@ -1,9 +1,10 @@
 """Revisit policies in a discrete-event simulation: freshness, age and detection at equal budget.
 
-Two regimes (:class:`World`), 100,000 pages each: ``loguniform`` (lambda log-uniform between
-1/hour and 1/year, yes/no visits only) and ``realweb`` (Cho & Garcia-Molina's measured change
+Three regimes (:class:`World`), 100,000 pages each: ``loguniform`` (lambda log-uniform between
+1/hour and 1/year, yes/no visits only), ``realweb`` (Cho & Garcia-Molina's measured change
 intervals, correlated sites and directories, honest, lying or missing Last-Modified, sitemaps
-with lastmod). Every policy gets the same fetch budget per day (``--budget``) for 365
+with lastmod) and ``feeds`` (``realweb``'s pages, and RSS/Atom feeds on 40% of sites, a fifth
+of them lying; ``crawlproj_feeds`` reads them, each reading a fetch of the budget). Every policy gets the same fetch budget per day (``--budget``) for 365
 simulated days, in hourly steps; a policy that asks for more than the budget gets its most
 overdue pages first. Changes are simulated as events (each page's next change, and its first
 change since the last fetch), so a policy that is told when pages changed is scored on what
@@ -78,9 +79,10 @@ class World:
     lists it in a sitemap with lastmod, read once a simulated day.
     """
 
-    def __init__(self, rates, site, directory, lm, sitemap) -> None:
+    def __init__(self, rates, site, directory, lm, sitemap, feed=None) -> None:
         self.rates, self.site, self.directory, self.lm, self.sitemap = rates, site, directory, lm, sitemap
         self.n = len(rates)
+        self.feed = np.zeros(self.n, dtype=np.int8) if feed is None else feed  # 0 none, 1 honest, 2 lying
 
     @classmethod
     def loguniform(cls, n: int, rng) -> World:
@@ -115,6 +117,23 @@ class World:
         sitemap = (rng.random(sites) < 0.30)[site]
         return cls(rates, site, directory, lm, sitemap)
 
+    @classmethod
+    def feeds(cls, n: int, rng) -> World:
+        """``realweb``'s very pages (the same draws), and 40% of sites with an RSS or Atom feed
+        listing their FEED_ENTRIES latest changed pages with dates; a fifth of those feeds date
+        every entry at the moment they are served (the crawler drops such dates)."""
+        world = cls.realweb(n, rng)
+        sites = int(world.site.max()) + 1
+        has, lying = rng.random(sites) < 0.40, rng.random(sites) < 0.20
+        world.feed = np.where(has, np.where(lying, 2, 1), 0).astype(np.int8)[world.site]
+        return world
+
+
+FEED_ENTRIES = 20  # entries a feed lists: its site's latest changes
+FEED_INTERVALS = (HOUR, DAY)  # a feed's own revisit interval, from its observed changes
+FEED_NEW_PER_READ = 5.0  # a feed is read when about this many new entries are expected
+FEED_SHARE = 0.03  # feed readings take at most this share of the fetch budget
+
 
 class Simulation:
     """One policy over the whole horizon. Subclasses decide intervals after each visit.
@@ -126,6 +145,7 @@ class Simulation:
 
     name = ""
     reads_sitemaps = False
+    reads_feeds = False
 
     def __init__(self, world: World, budget_per_day: float, days: int, seed: int) -> None:
         self.world = world
@@ -146,6 +166,7 @@ class Simulation:
         self.base_interval = self.n / budget_per_day * DAY
         self.tick = None  # called with 1 each simulated hour (the progress bar)
         self.due = np.zeros(self.n)
+        self.feed_fetches = 0
 
     def first_due(self) -> np.ndarray:
         return self.rng.uniform(0, self.base_interval, self.n)  # the first crawl spread its visits
@@ -172,6 +193,48 @@ class Simulation:
     def sitemap_read(self, idx: np.ndarray, now: float, lastmod: np.ndarray) -> None:
         """Policies that read sitemaps learn each listed page's lastmod once a day."""
 
+    def _feeds(self) -> dict | None:
+        """Each feed's site -> its pages, its kind, when it is read next and at what interval."""
+        if not self.reads_feeds or not self.world.feed.any():
+            return None
+        pages = np.flatnonzero(self.world.feed)
+        sites = self.world.site[pages]
+        order = np.argsort(sites, kind="stable")
+        split = np.flatnonzero(np.diff(sites[order])) + 1
+        groups = np.split(pages[order], split)
+        n = len(groups)
+        return {"pages": groups, "kind": [int(self.world.feed[g[0]]) for g in groups],
+                "due": self.rng.uniform(0, DAY, n), "read": np.zeros(n), "new": np.zeros(n), "span": np.zeros(n),
+                "credit": 0.0}
+
+    def _read_feeds(self, feeds: dict, now: float, credit: float) -> float:
+        """Due feeds are read first, each a fetch of the budget (at most FEED_SHARE of it): an
+        honest feed's entries changed since its last reading are change evidence (as a
+        sitemap's lastmod); a lying feed's dates are dropped, so it tells nothing. Each feed is
+        read at its own observed rate of new entries, about FEED_NEW_PER_READ a reading."""
+        feeds["credit"] = min(feeds["credit"] + FEED_SHARE * self.budget_per_step, 24 * self.budget_per_step)
+        due = np.flatnonzero(feeds["due"] <= now)
+        for f in due[np.argsort(feeds["due"][due])]:
+            if credit < 1 or feeds["credit"] < 1:
+                break
+            credit -= 1
+            feeds["credit"] -= 1
+            self.feed_fetches += 1
+            pages = feeds["pages"][f]
+            last = self.observe(pages, now)
+            new = np.flatnonzero(last > feeds["read"][f]) if feeds["read"][f] else np.array([], dtype=np.int64)
+            if len(new) > FEED_ENTRIES:
+                new = new[np.argpartition(-last[new], FEED_ENTRIES - 1)[:FEED_ENTRIES]]
+            honest = feeds["kind"][f] == 1
+            if honest and len(new):
+                self.sitemap_read(pages[new], now, last[new])
+            if feeds["read"][f]:
+                feeds["new"][f] += len(new) if honest else 0
+                feeds["span"][f] += now - feeds["read"][f]
+            rate = (feeds["new"][f] + 0.5) / (feeds["span"][f] + DAY)  # new entries a second, smoothed
+            feeds["read"][f], feeds["due"][f] = now, now + np.clip(FEED_NEW_PER_READ / rate, *FEED_INTERVALS)
+        return credit
+
     def _account(self, idx, until):
         """Freshness and age of the copies fetched at ``last`` over [last, until]."""
         first = self.first_change[idx]
@@ -184,6 +247,7 @@ class Simulation:
         due = self.due = self.first_due()
         credit = 0.0
         listed = np.flatnonzero(self.world.sitemap) if self.reads_sitemaps else np.array([], dtype=np.int64)
+        feeds = self._feeds()
         for step in range(1, self.days * 24 + 1):
             if self.tick is not None:
                 self.tick(1)
@@ -191,6 +255,8 @@ class Simulation:
             if len(listed) and step % 24 == 0:
                 self.sitemap_read(listed, now, self.observe(listed, now))
             credit += self.budget_per_step
+            if feeds is not None:  # a host with a feed is checked through its feed first
+                credit = self._read_feeds(feeds, now, credit)
             ready = np.flatnonzero(due <= now)
             take = int(credit)
             if take <= 0 or len(ready) == 0:
@@ -217,6 +283,7 @@ class Simulation:
             "age_hours": self.age / (self.n * end) / HOUR,
             "detection_ratio": self.detected / max(1, self.fetches),
             "fetches_per_day": self.fetches / self.days,
+            "feed_fetches_per_day": self.feed_fetches / self.days,
         }
 
 
@@ -586,7 +653,15 @@ def plots(directory: Path, sim: Tamura, server_pages: int, seed: int) -> list[st
     return files
 
 
-REGIMES = {"loguniform": World.loguniform, "realweb": World.realweb}
+class CrawlprojFeeds(Crawlproj):
+    """``crawlproj`` reading feeds too (the ``feeds`` regime's extra run; ``crawlproj`` there
+    leaves them unread, so the two differ only in the feeds)."""
+
+    name = "crawlproj_feeds"
+    reads_feeds = True
+
+
+REGIMES = {"loguniform": World.loguniform, "realweb": World.realweb, "feeds": World.feeds}
 POLICIES = (Uniform, Heritrix, Nutch, StormCrawler, Tamura, TamuraProportional, Crawlproj, Oracle)
 HEURISTICS = ("uniform", "heritrix", "nutch", "stormcrawler", "tamura", "tamura_proportional")
 
@@ -595,7 +670,7 @@ def run_regime(regime: str, args, bar) -> tuple[dict, Tamura, Crawlproj]:
     """Every policy on one world; its figures, and the two estimating runs."""
     world = REGIMES[regime](args.pages, np.random.default_rng(args.seed))
     results, runs = {}, {}
-    for cls in POLICIES:
+    for cls in POLICIES + ((CrawlprojFeeds,) if regime == "feeds" else ()):
         sim = cls(world, args.budget, args.days, args.seed + 1)
         sim.tick = bar.update
         results[cls.name] = sim.run()
@@ -620,6 +695,11 @@ def run_regime(regime: str, args, bar) -> tuple[dict, Tamura, Crawlproj]:
                             "binary": tamura_errors[10]["eq3_vs_truth"], "mle": tamura_errors[10]["mle_vs_truth"]},
         "estimator_errors": {"binary": tamura_errors, "last_modified": lm_errors},
     }
+    if "crawlproj_feeds" in results:  # what reading the feeds is worth, at the same budget (feeds included)
+        out["feeds"] = {"freshness_gain": round(fresh["crawlproj_feeds"] / fresh["crawlproj"], 3),
+                        "share_of_oracle_gain": round((fresh["crawlproj_feeds"] - fresh["uniform"]) / gain, 3),
+                        "feed_fetches_per_day": round(results["crawlproj_feeds"]["feed_fetches_per_day"]),
+                        "pages_with_feeds": round(float((world.feed > 0).mean()), 3)}
     return out, runs["tamura"], runs["crawlproj"]
 
 
@@ -629,7 +709,8 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=10_000, help="fetches per simulated day")
     parser.add_argument("--days", type=int, default=365)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--regimes", default="loguniform,realweb", help="comma-separated: loguniform, realweb")
+    parser.add_argument("--regimes", default="loguniform,realweb,feeds",
+                        help="comma-separated: loguniform, realweb, feeds")
     parser.add_argument("--plots", default="data/bench/revisit_sim", help="directory for the PNG figures ('' : none)")
     parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     args = parser.parse_args()
@@ -640,7 +721,8 @@ def main() -> None:
     out = {"bench": "revisit_sim", "pages": args.pages, "budget_per_day": args.budget, "days": args.days,
            "regimes": {}}
     figures: list[str] = []
-    with progress_bar(len(regimes) * len(POLICIES) * args.days * 24, "simulating", "hour") as bar:
+    runs = sum(len(POLICIES) + (regime == "feeds") for regime in regimes)
+    with progress_bar(runs * args.days * 24, "simulating", "hour") as bar:
         for regime in regimes:
             out["regimes"][regime], tamura, crawlproj = run_regime(regime, args, bar)
             if args.plots and regime == regimes[0]:

@@ -33,7 +33,8 @@ CHECKS = {
     "politeness": lambda o: o["violations"] == 0 and o["pages_per_s"] > 0,
     "politeness_soak": lambda o: o["pages"] > 0 and o["interval_violations"] == 0 and o["concurrency_violations"] == 0,
     "render": lambda o: o["pages"] > 0 and o["detection"],
-    "revisit_sim": lambda o: set(o["regimes"]) == {"loguniform", "realweb"},
+    "revisit_sim": lambda o: (set(o["regimes"]) == {"loguniform", "realweb", "feeds"}
+                              and o["regimes"]["feeds"]["feeds"]["feed_fetches_per_day"] > 0),
     "sandbox_capacity": lambda o: o["ok"] > 0 and o["non_200"] == 0,
     "throughput": lambda o: o["cpu"]["crawlproj"]["pages"] > 0 and o["polite"]["crawlproj"]["violations"] == 0,
     "urlseen": lambda o: o["urls"] > 0 and o["bytes_per_url"] < 3,

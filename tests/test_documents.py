@@ -249,3 +249,38 @@ def test_a_sandbox_crawl_reads_feeds_and_pdfs_and_follows_their_links(sandbox_fa
     figures = analyse(str(tmp_path / "crawl.db"))
     assert figures["by_content_type"]["pdf"] == 4 and figures["by_content_type"]["feed"] == 2
     assert {(d["kind"], d["outcome"]) for d in figures["documents"]} >= {("pdf", "read"), ("feed", "read")}
+
+
+def test_a_due_feed_goes_to_the_top_of_the_frontier_before_its_host_s_pages(tmp_path):
+    """The refresher hands a due feed to the engine at priority 1 (the frontier's top level),
+    its host's other due pages at 0: the host is checked through its feed first."""
+    import scrapy
+    from scrapy.utils.test import get_crawler
+
+    from crawlproj.revisit.estimator import PageHistory
+    from crawlproj.revisit.queue import RevisitQueue
+    from crawlproj.revisit.refresher import Refresher
+    from crawlproj.revisit.state import UrlState
+
+    queue = RevisitQueue(str(tmp_path / "revisit.db"))
+    for url, kind in (("http://a.test/feed.xml", "feed"), ("http://a.test/page.html", "")):
+        queue.put(UrlState(url, "a.test", PageHistory(0.0, 0.0), 3600.0, 1.0, "first", kind=kind))
+    queue.commit()
+    assert queue.get("http://a.test/feed.xml").kind == "feed"  # stored and read back
+
+    class Spider(scrapy.Spider):
+        name = "s"
+
+        def request(self, url, **kwargs):
+            return scrapy.Request(url, **kwargs)
+
+    crawled = []
+    from crawlproj import defaults
+
+    crawler = get_crawler(Spider, {**{k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}, "PROFILE": "sandbox"})
+    crawler.engine = type("Engine", (), {"crawl": staticmethod(crawled.append)})()
+    refresher = Refresher(crawler)
+    refresher.queue, refresher.spider = queue, Spider()
+    refresher._refill(10.0)
+    refresher._release(10.0)
+    assert {r.url: r.priority for r in crawled} == {"http://a.test/feed.xml": 1, "http://a.test/page.html": 0}
