@@ -41,6 +41,22 @@ def _cluster_nodes(value: str) -> list[ClusterNode]:
     return nodes
 
 
+class FailoverCluster(RedisCluster):
+    """redis-py's cluster client whose single commands (scripts included) wait out a failover
+    instead of failing the crawl: a command refused while a replica takes over is sent again
+    for up to FAILOVER_SECONDS. Pipelines do the same in :func:`execute_pipeline` and
+    :func:`run_scripts`. (A refused command that reached the node was not applied: it is
+    refused on connecting, or answered CLUSTERDOWN or TRYAGAIN.)"""
+
+    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        failover = _Failover()
+        while True:
+            try:
+                return super().execute_command(*args, **kwargs)
+            except RETRYABLE as exc:
+                failover.wait(exc)
+
+
 def cluster_client(url: str = "", nodes: str = "", **kwargs: Any) -> RedisCluster:
     """A cluster client from ``nodes`` (``host:port ...``) or the node at ``url``; it retries
     through a failover rather than fail the crawl."""
@@ -50,8 +66,8 @@ def cluster_client(url: str = "", nodes: str = "", **kwargs: Any) -> RedisCluste
         parts = urlsplit(url) if url else None
         if parts is not None and parts.password:
             options.setdefault("password", parts.password)
-        return RedisCluster(startup_nodes=_cluster_nodes(nodes), **options)
-    return RedisCluster.from_url(url.rsplit("/", 1)[0] if url.count("/") > 2 else url, **options)
+        return FailoverCluster(startup_nodes=_cluster_nodes(nodes), **options)
+    return FailoverCluster.from_url(url.rsplit("/", 1)[0] if url.count("/") > 2 else url, **options)
 
 
 def is_cluster(client: Any) -> bool:
@@ -125,10 +141,10 @@ def run_scripts(client: Any, calls: Sequence[tuple[Script, list, list]]) -> list
     """
     if not calls:
         return []
-    if len(calls) == 1:
-        script, keys, args = calls[0]
-        return [script(keys=keys, args=args)]
     if not is_cluster(client):
+        if len(calls) == 1:
+            script, keys, args = calls[0]
+            return [script(keys=keys, args=args)]
         pipe = client.pipeline(transaction=False)
         for script, keys, args in calls:
             script(keys=keys, args=args, client=pipe)
@@ -153,7 +169,10 @@ def run_scripts(client: Any, calls: Sequence[tuple[Script, list, list]]) -> list
         for i, answer in zip(todo, results):
             if isinstance(answer, NoScriptError):
                 script, keys, args = calls[i]
-                answers[i] = script(keys=keys, args=args)
+                try:
+                    answers[i] = script(keys=keys, args=args)
+                except RETRYABLE:
+                    again.append(i)
             elif isinstance(answer, RETRYABLE):
                 again.append(i)
             elif isinstance(answer, Exception):

@@ -80,7 +80,8 @@ class RedisBloomDupeFilter(BaseDupeFilter):
         if self.seen(key):
             return True
         tag, h1, h2 = self.locate(key, request.url)
-        if self._seen(keys=[f"{tag}:ready"], args=[tag, self.first_capacity, self.error_rate, h1, h2]):
+        if connection.run_scripts(self.r, [(self._seen, [f"{tag}:ready"],
+                                            [tag, self.first_capacity, self.error_rate, h1, h2])])[0]:
             self.remember(key)
             return True
         return False
