@@ -8,9 +8,11 @@ from collections import Counter
 from sandbox import harness, hostile
 
 INTERVAL = 0.05
-#: The crawl's peak RSS with a 10 MB page of distinct words, a 20,000-deep page and a gzip bomb
-#: among its pages (360 MB measured, 190 MB of it before the first page; a page once cost 60-90 times its size to sign).
-MAX_RSS = 512 * 1024 * 1024
+#: The crawl's peak RSS with a 10 MB page of distinct words, a 20,000-deep page, a gzip bomb and
+#: an endless body among its pages (360-400 MB measured alone, 190 MB of it before the first
+#: page; 527 MB in the full suite, where the bodies' downloads overlap more; a page once cost
+#: 60-90 times its size to sign). The budget the hostile-structures test keeps too (issue 39).
+MAX_RSS = 600 * 1024 * 1024
 
 
 class Listener:
