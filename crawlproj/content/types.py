@@ -9,7 +9,7 @@ otherwise the label decides. Families: ``html``, ``pdf``, ``feed``, ``image``, `
 
 from __future__ import annotations
 
-from .feeds import FEED_TYPES, is_feed
+from .feeds import is_feed
 from .pdf import is_pdf
 
 FAMILIES = ("html", "pdf", "feed", "image", "audio", "video", "archive", "office", "data", "text", "other")
@@ -53,7 +53,7 @@ def content_family(content_type: str | bytes | None, body: bytes) -> str:
         return "office"  # Office Open XML and OpenDocument files are ZIP archives inside
     if sniffed is not None:
         return sniffed
-    if kind in FEED_TYPES or is_feed(kind, body):
+    if is_feed(kind, body):  # its Content-Type, or an XML body whose root is a feed's
         return "feed"
     top, _, sub = kind.partition("/")
     if not kind or "html" in sub:
