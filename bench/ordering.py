@@ -191,7 +191,8 @@ def main() -> None:
             first = served_pages(sandbox, pages, budget)
             share[name] = captured(rank, first)
             runs[name] = {"seconds": run["seconds"], "served": len(first), "violations": run["violations"],
-                          "promotions": run["stats"].get("ordering/promotions", 0)}
+                          "promotions": run["stats"].get("ordering/promotions", 0),
+                          "peak_rss_mb": round(run["stats"].get("process/max_rss_bytes", 0) / 2**20)}
             print(f"{name}: share {share[name]} ({runs[name]})", file=sys.stderr)
         # Topical: the target topic's hosts, from the same ground truth.
         topic = TOPICS[args.topic]
@@ -208,7 +209,8 @@ def main() -> None:
             first = served_pages(sandbox, pages, n)
             harvest[name] = round(sum(u in relevant for u in first) / max(1, len(first)), 4)
             runs[f"topic-{name}"] = {"seconds": run["seconds"], "served": len(first), "violations": run["violations"],
-                                     "crawler_harvest_rate": run["stats"].get("topical/harvest_rate")}
+                                     "crawler_harvest_rate": run["stats"].get("topical/harvest_rate"),
+                                     "peak_rss_mb": round(run["stats"].get("process/max_rss_bytes", 0) / 2**20)}
             print(f"topic {name}: harvest {harvest[name]} ({runs[f'topic-{name}']})", file=sys.stderr)
     best = max((k for k in share if k not in ("bfs", "oracle")), key=share.get, default=None)
     out.update(
@@ -223,7 +225,8 @@ def main() -> None:
         # No ordering can beat the top pages themselves: the ceiling of best_vs_bfs on this web.
         bound_vs_bfs=round(out["ideal_top"] / share["bfs"], 3) if share.get("bfs") else None,
         topical_vs_bfs=round(harvest["topical"] / harvest["bfs"], 3) if harvest.get("bfs") else None,
-        violations=sum(r["violations"] for r in runs.values()), runs=runs,
+        violations=sum(r["violations"] for r in runs.values()),
+        peak_rss_mb=max((r["peak_rss_mb"] for r in runs.values()), default=0), runs=runs,
     )
     if args.sweep:
         out["bound_sweep"] = bound_sweep(args, work)

@@ -181,6 +181,10 @@ PRIORITIZER: prioritizer = "bfs"
 #: Known scores for the "scores" ordering: JSON {url: score} or lines "url<TAB>score" (say, a
 #: previous crawl's PageRank).
 PRIORITY_SCORES_FILE: text = ""
+#: The "backlinks" ordering counts a link from another host as this many links from the URL's
+#: own host: a site's navigation links most of its pages, a link from elsewhere is a vote (as
+#: Bharat and Henzinger's topic distillation sets intra-host links apart). 1: every link alike.
+BACKLINKS_OTHER_HOST_WEIGHT: number(int, 1) = 10
 #: The importance state (OPIC cash, in-links, site sizes) is saved beside the frontier's
 #: journal (JOBDIR) this often, and when the crawl stops.
 ORDERING_SAVE_SECONDS: number(float, 0, inclusive=False) = 60.0

@@ -3,7 +3,8 @@
 The real :class:`~crawlproj.frontier.tiers.TwoTierFrontier` and
 :class:`~crawlproj.ordering.prioritizer.Prioritizer`, fed as the frontier scheduler and the
 ordering middleware feed them (a page counts once as a backlink, OPIC shares of the cash a
-page arrived with, promotion on link and on refill), under a simulated clock: ``concurrency``
+page arrived with, a link leaving its host weighing ``BACKLINKS_OTHER_HOST_WEIGHT`` in-links,
+promotion on link and on refill), under a simulated clock: ``concurrency``
 fetches at once, each taking ``latency`` seconds, each host resting ``interval`` seconds after
 its fetch ends. Deterministic, so a test can hold an ordering's gain over breadth-first
 without a real crawl's timing noise (the real bench, ``bench/ordering.py``, varies by about
@@ -17,6 +18,7 @@ import heapq
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit
 
+from crawlproj import defaults
 from crawlproj.frontier.tiers import TwoTierFrontier
 from crawlproj.ordering.importance import StaticScores
 from crawlproj.ordering.prioritizer import Prioritizer
@@ -48,12 +50,14 @@ def _fingerprint(url: str) -> int:
 
 def simulate_order(links: Mapping[str, Sequence[str]], seeds: Sequence[str], spec: str, budget: int, *,
                    levels: int = 8, concurrency: int = 16, interval: float = 0.1, latency: float = 0.01,
-                   scores: Mapping[str, float] | None = None, robots: bool = True) -> list[str]:
+                   scores: Mapping[str, float] | None = None, robots: bool = True,
+                   other_host_weight: int = defaults.BACKLINKS_OTHER_HOST_WEIGHT) -> list[str]:
     """The first ``budget`` pages a crawl from ``seeds`` fetches, in order, under ordering
     ``spec`` (``PRIORITIZER``'s syntax; ``scores`` for the ``scores`` ordering). ``links``:
     each page's out-links (a page missing from it cannot be fetched and is skipped).
     ``robots``: a host's first visit fetches its robots.txt, and the page it was handed out for
-    is sent back to wait its turn again, as the robots.txt middleware does."""
+    is sent back to wait its turn again, as the robots.txt middleware does.
+    ``other_host_weight``: what a link from another host counts as in-links (backlinks)."""
     prioritizer = Prioritizer(levels, spec, StaticScores(dict(scores)) if scores is not None else None)
     dynamic = prioritizer.dynamic
 
@@ -130,5 +134,8 @@ def simulate_order(links: Mapping[str, Sequence[str]], seeds: Sequence[str], spe
         targets = list(dict.fromkeys(links[url]))  # one backlink per page
         share = meta.get("opic_cash", 0.0) / len(targets) if targets else 0.0
         for target in targets:
-            enqueue(target, {"depth": meta.get("depth", 0) + 1, "opic_share": share})
+            link = {"depth": meta.get("depth", 0) + 1, "opic_share": share}
+            if other_host_weight > 1 and urlsplit(target).hostname != key:
+                link["backlink_weight"] = other_host_weight
+            enqueue(target, link)
     return order

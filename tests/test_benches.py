@@ -29,7 +29,7 @@ CHECKS = {
     "memory_budget": lambda o: (o["structures"]["near_duplicate_index"]["memory_bytes"] < 100  # on disk
                                 and 1.5 < o["structures"]["url_seen_bloom"]["bytes"] < 2.5),
     "near_duplicates": lambda o: o["flagged"] > 0 and o["template_false_positives"] == 0,
-    "ordering": lambda o: set(o["pagerank_share"]) == {"bfs", "backlinks"},
+    "ordering": lambda o: set(o["pagerank_share"]) == {"bfs", "backlinks"} and o["peak_rss_mb"] > 0,
     "politeness": lambda o: o["violations"] == 0 and o["pages_per_s"] > 0,
     "politeness_soak": lambda o: o["pages"] > 0 and o["interval_violations"] == 0 and o["concurrency_violations"] == 0,
     "render": lambda o: o["pages"] > 0 and o["detection"],

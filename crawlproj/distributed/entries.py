@@ -23,7 +23,8 @@ SEP = "\x1f"
 #: Meta keys a lean entry carries, by code letter, and how each value reads back.
 META = {"d": ("depth", int), "c": ("cgi_hops", int), "o": ("opic_share", float), "t": ("topic_score", float),
         "i": ("irrelevant_hops", int), "b": ("backlinks", int), "k": ("opic_cash", float),
-        "h": ("frontier_handed", bool), "r": ("retry_times", int)}
+        "h": ("frontier_handed", bool), "r": ("retry_times", int),
+        "w": ("backlink_weight", int)}
 CODES = {name: (code, kind) for code, (name, kind) in META.items()}
 #: What the default link request has, and a lean entry leaves out.
 DEFAULTS = {"callback": "parse", "errback": "on_error", "headers": {}, "body": b"", "cookies": {},

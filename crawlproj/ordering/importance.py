@@ -7,7 +7,9 @@ it is dequeued), costs O(1) per link, and says how important a waiting URL is:
   2003; Nutch's OPIC scoring). Cash flows along links: a seed starts with 1; a
   fetched page hands all the cash it gathered, split evenly, to its out-links.
   A waiting URL's importance is the cash it has gathered so far.
-* :class:`Backlinks`: the number of fetched pages linking the URL.
+* :class:`Backlinks`: the number of fetched pages linking the URL, a page of another host
+  counting ``meta["backlink_weight"]`` (``BACKLINKS_OTHER_HOST_WEIGHT``, set by the ordering
+  middleware on links that leave their page's host).
 * :class:`LargerSites`: "larger sites first" (Baeza-Yates et al., Crawling a
   country, 2005): the number of URLs waiting on the URL's site.
 * :class:`Depth`, :class:`StaticScores`, :class:`TopicScore`: stateless scores
@@ -143,7 +145,8 @@ class Opic(Tracked):
 
 class Backlinks(Tracked):
     """In-links of the waiting URLs from fetched pages (a page counts once: the middleware
-    sends each target once per page)."""
+    sends each target once per page; a page of another host counts ``meta["backlink_weight"]``,
+    an integer, 1 when absent)."""
 
     name = "backlinks"
 
@@ -152,7 +155,7 @@ class Backlinks(Tracked):
         return self.table
 
     def admit(self, key: int, host: str, meta: dict, new: bool) -> None:
-        linked = 1 if meta.get("depth", 0) > 0 else 0  # a seed has no in-link
+        linked = int(meta.get("backlink_weight", 1)) if meta.get("depth", 0) > 0 else 0  # a seed has no in-link
         if new or linked:
             self.add(key, linked, create=new)
 

@@ -4,6 +4,9 @@ For every page it sees the page's links together (the spider yields them before
 the page item, so the output is gathered first) and:
 
 * sends each target once per page (a page counts once as a backlink);
+* backlinks: marks each link leaving the page's host with ``meta["backlink_weight"]``
+  (``BACKLINKS_OTHER_HOST_WEIGHT``): a link from another host is a vote, a site's own
+  navigation is not much of one;
 * OPIC: gives each link it lets through an equal share of the cash the page
   arrived with (``meta["opic_cash"]``, put there by the frontier at dequeue);
 * topical crawling: scores the page's main text and each anchor against the
@@ -23,6 +26,7 @@ from urllib.parse import urlsplit
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.httpobj import urlparse_cached
 
 from ..content.main_text import main_text
 from ..errors import SettingsError
@@ -63,6 +67,7 @@ class OrderingMiddleware:
         if "topical" in names and self.model is None:
             raise SettingsError("TOPIC", query, "the topical ordering needs a topic: -a topic=..., TOPIC or TOPIC_FILE")
         self.opic = "opic" in names
+        self.other_host_weight = s.getint("BACKLINKS_OTHER_HOST_WEIGHT") if "backlinks" in names else 1
         if names == {"bfs"} and self.model is None:
             raise NotConfigured  # breadth-first needs nothing from the page
         self.stats = crawler.stats
@@ -86,6 +91,11 @@ class OrderingMiddleware:
             seen.add(request.url)
         if self.model is not None:
             dropped |= self._topical(response, page, links, dropped)
+        if self.other_host_weight > 1:
+            host = urlparse_cached(response).hostname
+            for request in links:
+                if urlparse_cached(request).hostname != host:
+                    request.meta["backlink_weight"] = self.other_host_weight
         if self.opic:
             # The cash goes only to the links followed: a share for a link the tunnel budget
             # dropped would leave the system, and OPIC conserves cash.
