@@ -1,10 +1,12 @@
 """A new user's first hour (issue 41): each command run as a user runs it, checked by what they see."""
 
 import json
+import signal
 import subprocess
 import sys
+import time
 
-from sandbox.harness import PROJECT_DIR, crawl_command, run_crawl
+from sandbox.harness import PROJECT_DIR, crawl_command, dashboard_urls, run_crawl
 
 CONTACT = "crawlproj-tests/0.1 (+https://crawlproj.test/contact)"
 
@@ -96,3 +98,36 @@ def test_an_incremental_crawl_over_a_stored_crawl_does_not_fetch_its_pages_again
     assert again.stats["revisit/stored_marked_seen"] == first.stats["store/pages"]
     fetched = [r.path for r in sandbox.records() if r.path != "/robots.txt"]
     assert fetched == [], fetched
+
+
+def test_ctrl_c_stops_at_once_and_a_static_crawl_says_nothing_it_need_not(sandbox_factory, tmp_path):
+    """Issue 41, item 7: no browser for a purely static site (RENDER_MODE left as the user finds
+    it), the profile said once, no warning or traceback of the crawler's own plumbing, and
+    Ctrl-C ends the crawl in seconds (it took 18) with the closing summary."""
+    sandbox = sandbox_factory("--hosts", "4", "--pages", "60", "--no-robots-mix")
+    url_file = tmp_path / "dashboard.json"
+    proc = subprocess.Popen(crawl_command("web", {"seeds": sandbox.seeds_file}, {
+        "HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{tmp_path}/crawl.db", "MIN_INTERVAL": 0.5,
+        "PROGRESS_INTERVAL": 1, "DASHBOARD_PORT": 0, "DASHBOARD_URL_FILE": str(url_file)}),
+        cwd=PROJECT_DIR, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        dashboard_urls(url_file, proc)
+        deadline = time.monotonic() + 60
+        while len([r for r in sandbox.records() if r.path != "/robots.txt"]) < 12 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert proc.poll() is None, "the crawl ended before it was interrupted"
+        proc.send_signal(signal.SIGINT)
+        interrupted = time.monotonic()
+        _, log = proc.communicate(timeout=60)
+        waited = time.monotonic() - interrupted
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, log[-2000:]
+    assert waited < 10, f"Ctrl-C took {waited:.1f} s"  # 18 s before; about 1 s with fetches in flight
+    lines = log.splitlines()
+    assert sum("profile 'sandbox' applied" in line for line in lines) == 1
+    assert not any("rendering with" in line for line in lines)  # Chromium was never started
+    for noise in ("Traceback", "Warning", "deprecated", "returned a Deferred", "never retrieved", "No open spider"):
+        assert not any(noise in line for line in lines), (noise, log[-2000:])
+    assert any("crawl shutdown after" in line and "pages stored in" in line for line in lines), log[-2000:]

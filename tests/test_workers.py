@@ -18,6 +18,10 @@ def test_two_workers_crawl_the_sandbox_completely_and_politely_into_one_store(sa
     # A worker that died early said why far above the log's tail: its errors come first.
     errors = [line for line in result.log.splitlines() if "ERROR" in line or "Error" in line or "Traceback" in line]
     assert result.returncode == 0, "\n".join(errors[:30]) + "\n...\n" + result.log[-2000:]
+    # Nothing a user need not read (issue 41, item 7): Scrapy's deprecation of BaseDupeFilter.log
+    # came with every WORKERS crawl.
+    noise = [line for line in result.log.splitlines() if "Warning" in line or "deprecated" in line]
+    assert noise == [], noise[:5]
     # One store, merged from the workers' shards: every page a correct crawler stores.
     with sqlite3.connect(store) as conn:
         pages = {u for (u,) in conn.execute("SELECT url FROM pages")}
