@@ -354,7 +354,7 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     opts = parser.parse_args()
     if opts.smoke:
-        opts.seconds, opts.queued, opts.queued_hosts, opts.items = 8.0, 20_000, 2_000, 500
+        opts.seconds, opts.queued, opts.queued_hosts, opts.items = 6.0, 20_000, 2_000, 500
     if opts.only_memory:
         print(json.dumps({"bench": "distributed", **memory_figures(opts.queued, opts.queued_hosts, opts.items)}))
         return

@@ -137,7 +137,7 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     opts = parser.parse_args()
     if opts.smoke:
-        opts.seconds, opts.shapes = 8.0, "main"
+        opts.seconds, opts.shapes = 6.0, "main"
     tmp = Path(tempfile.mkdtemp(prefix="bench-politeness-"))
     shapes = opts.shapes.split(",")
     results = {name: run_shape(name, opts.seconds, tmp) for name in shapes}

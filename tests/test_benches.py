@@ -21,6 +21,8 @@ CHECKS = {
                               # the Bloom chains' shape says what Redis holds
                               and abs(o["seen_measured"]["bytes"] / o["seen_measured"]["shape_bytes"] - 1) < 0.05
                               and len(o["sizing"]["frontier"]) == 6),
+    "completion": lambda o: all(s["low_s"] <= s["estimate_s"] <= s["high_s"] and s["peak_rss_mb"] > 0
+                                for s in o["shapes"].values()) and len(o["shapes"]) == 1,
     "documents": lambda o: (o["pypdfium2"]["pages"] == o["pdfminer.six"]["pages"] > 0 and o["pypdfium2"]["failed"] == []
                             and o["pypdfium2_has_pdfminer_words"] > 0.9),
     "extractors": lambda o: o["pages"] > 0 and o["resiliparse"]["quality"] > 0,

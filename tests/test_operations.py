@@ -222,65 +222,6 @@ def test_dead_letters_of_a_failing_host_survive_a_kill_and_are_retried_once_it_r
     assert _scrapy("deadletters", "explode", **queue).returncode != 0
 
 
-SHAPES = {
-    # name: sandbox options, interval. Many small hosts are bound by throughput: at a 1 s
-    # interval a faster machine than ours turned them politeness-bound, the estimator's known
-    # weakness (crawlproj/frontier/completion.py), and CI failed at 1.46x the real finish.
-    "many_small_hosts": (("--hosts", "300", "--pages", "10"), 0.3),
-    "few_large_hosts": (("--hosts", "3", "--pages", "70"), 0.3),
-    "power_law": (("--hosts", "40", "--pages", "15", "--power-law", "1.0"), 0.3),
-}
-
-
-def _estimate_at_a_quarter(sandbox, tmp_path: Path, interval: float) -> dict:
-    """Crawl, read the dashboard's snapshot every 0.25 s, and compare the estimate a quarter of the
-    way through with the time the crawl really took from there."""
-    url_file = tmp_path / "dashboard.json"
-    settings = {"HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{tmp_path / 'crawl.db'}",
-                "MIN_INTERVAL": interval, "RENDER_MODE": "never", "DASHBOARD_PORT": 0, "DASHBOARD_INTERVAL": 0.25,
-                "DASHBOARD_TOKEN": OPERATOR, "DASHBOARD_URL_FILE": str(url_file), "ESTIMATE_WINDOW": 10}
-    proc = subprocess.Popen(crawl_command("web", {"seeds": sandbox.seeds_file}, settings), cwd=PROJECT_DIR,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    seen = []  # (seconds since the first page, estimate)
-    first = None
-    try:
-        base = f"http://127.0.0.1:{dashboard_urls(url_file, proc)['port']}"
-        while proc.poll() is None:
-            try:
-                status, body = _get(base + "/snapshot.json", OPERATOR)
-            except OSError:  # the crawl has closed its dashboard and is on its way out
-                status, body = 0, b""
-            view = json.loads(body) if status == 200 and body else {}
-            now = time.monotonic()
-            if view.get("pages") and first is None:
-                first = now
-            if first is not None and (view.get("estimate") or {}).get("seconds") is not None:
-                seen.append((now - first, view["estimate"]))
-            time.sleep(0.25)
-        end = time.monotonic() - first
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, proc.stderr.read()[-3000:]
-    at, estimate = min(seen, key=lambda s: abs(s[0] - end / 4))
-    actual = end - at
-    # The finish it predicts (from the first page) against the real one; and the time left alone.
-    return {"crawl_s": round(end, 1), "at_s": round(at, 1), "estimate_s": estimate["seconds"],
-            "low_s": estimate["low"], "high_s": estimate["high"], "actual_s": round(actual, 1),
-            "finish_error": round((at + estimate["seconds"]) / end - 1, 3),
-            "time_left_error": round(estimate["seconds"] / actual - 1, 3), "bound": estimate["bound"]}
-
-
-@pytest.mark.parametrize("shape", SHAPES)
-def test_completion_estimate_after_a_quarter_of_the_crawl(shape, sandbox_factory, tmp_path):
-    options, interval = SHAPES[shape]
-    sandbox = sandbox_factory(*options, "--no-robots-mix")
-    figures = _estimate_at_a_quarter(sandbox, tmp_path, interval)
-    print(json.dumps({"shape": shape, **figures}))  # the figure per shape (pytest -s shows it)
-    assert abs(figures["finish_error"]) <= 0.25, figures
-    assert figures["low_s"] <= figures["estimate_s"] <= figures["high_s"]
-
-
 def test_the_grafana_dashboard_reads_only_metrics_that_exist():
     import re
 

@@ -62,7 +62,7 @@ def test_a_crawl_waiting_only_on_a_far_retry_after_says_so(sandbox_factory, tmp_
     # only for that rest, and its console says so instead of nothing for an hour.
     sandbox = sandbox_factory("--hosts", "2", "--pages", "3", "--no-robots-mix", "--cross-host", "0",
                               "--host", "1:error_rate=1,retry_after=3600")
-    _, result = crawl(sandbox, tmp_path, MIN_INTERVAL=0.05, RETRY_TIMES=3, CLOSESPIDER_TIMEOUT=45)
+    _, result = crawl(sandbox, tmp_path, MIN_INTERVAL=0.05, RETRY_TIMES=3, CLOSESPIDER_TIMEOUT=10)
     said = [line for line in result.log.splitlines() if "waiting: nothing due for" in line]
     assert said and "backoff" in said[0] and result.stats["frontier/far_wait_seconds"] > 3000, said
 
