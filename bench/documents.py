@@ -107,6 +107,7 @@ def main() -> None:
         "bytes": sum(len(load(f)) for f in files), **figures,
         "speed_ratio": round(figures["pypdfium2"]["pages_per_s"] / max(figures["pdfminer.six"]["pages_per_s"], 1e-9), 1),
         "pypdfium2_has_pdfminer_words": found(ours, peer), "pdfminer_has_pypdfium2_words": found(peer, ours),
+        "peak_rss_mb": max(figures["pypdfium2"]["peak_rss_mb"], figures["pdfminer.six"]["peak_rss_mb"]),
     }))
 
 

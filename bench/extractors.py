@@ -21,6 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sandbox.harness import with_peak_rss  # noqa: E402
+
 from crawlproj.content.main_text import decode, main_text  # noqa: E402
 from crawlproj.content.near_duplicates import jaccard, shingles  # noqa: E402
 from sandbox.graph import SandboxConfig, SandboxWeb  # noqa: E402
@@ -75,7 +77,7 @@ def main() -> None:
             "worst": round(min(quality), 4),
         }
     out["speedup_vs_trafilatura"] = round(out["resiliparse"]["pages_per_s"] / out["trafilatura"]["pages_per_s"], 1)
-    print(json.dumps(out))
+    print(json.dumps(with_peak_rss(out)))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sandbox.harness import with_peak_rss  # noqa: E402
+
 from crawlproj.content.language import Language, page_language, settle  # noqa: E402
 from crawlproj.content.main_text import main_text  # noqa: E402
 from crawlproj.content.page import ParsedPage  # noqa: E402
@@ -114,7 +116,7 @@ def main() -> None:
         "langid": score(pages, langid_only),
         "crawlproj_undeclared": score(pages, crawlproj(False)),
     }
-    print(json.dumps(result))
+    print(json.dumps(with_peak_rss(result)))
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 from crawlproj.memory import pss_bytes, rss_bytes, slope  # noqa: E402
 from crawlproj.rendering.browser import browser_rss, descendants  # noqa: E402
 from sandbox.docsites import DOMAIN, HOST_RESOLVE, LONG_SITES, TEST_SITES, ensure_installed  # noqa: E402
-from sandbox.harness import crawl_command, error_lines  # noqa: E402
+from sandbox.harness import crawl_command, error_lines, with_peak_rss  # noqa: E402
 from sandbox.servers import NginxServer  # noqa: E402
 
 MB = 2**20
@@ -272,7 +272,7 @@ def main() -> None:
     draw(series, png)
     png.with_suffix(".samples.json").write_text(json.dumps(series))  # to draw again, or read otherwise
     out["png"] = str(png)
-    print(json.dumps(out))
+    print(json.dumps(with_peak_rss(out)))
 
 
 if __name__ == "__main__":

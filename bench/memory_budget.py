@@ -24,6 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from sandbox.harness import with_peak_rss  # noqa: E402
+
 from scrapy import Request  # noqa: E402
 
 from crawlproj import defaults  # noqa: E402
@@ -261,8 +263,8 @@ def main() -> None:
             "frontier_buffers_mb": rows["frontier_queued_in_memory"]["bound_mb"],
             "frontier_disk_gb": round(rows["frontier_queued_on_disk"]["bytes"] * 10**8 / 2**30, 1),
             "near_duplicates_disk_gb": round(rows["near_duplicate_index"]["bytes"] * 10**8 / 2**30, 1)}
-    print(json.dumps({"bench": "memory_budget", "units": n, "structures": rows, "per_host_bytes": per_host,
-                      "plan_100m_urls_1m_hosts": plan}))
+    print(json.dumps(with_peak_rss({"bench": "memory_budget", "units": n, "structures": rows, "per_host_bytes": per_host,
+                      "plan_100m_urls_1m_hosts": plan})))
 
 
 if __name__ == "__main__":

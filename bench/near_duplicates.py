@@ -48,7 +48,7 @@ from crawlproj.content.main_text import main_text  # noqa: E402
 from crawlproj.content.near_duplicates import NearDuplicateIndex, jaccard, shingles  # noqa: E402
 from crawlproj.content.page import ParsedPage  # noqa: E402
 from sandbox.graph import SandboxConfig, SandboxWeb  # noqa: E402
-from sandbox.harness import SandboxProcess, run_crawl  # noqa: E402
+from sandbox.harness import SandboxProcess, run_crawl, with_peak_rss  # noqa: E402
 
 THRESHOLD = 0.8
 
@@ -168,7 +168,7 @@ def main() -> None:
         out["crawl"] = crawl_cost(opts.crawl_hosts, opts.crawl_pages, opts.page_bytes, repeats)
         if not opts.smoke:
             out["crawl_short_articles"] = crawl_cost(opts.crawl_hosts, opts.crawl_pages, opts.accuracy_page_bytes)
-    print(json.dumps(out))
+    print(json.dumps(with_peak_rss(out)))
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sandbox.harness import SandboxProcess, run_crawl  # noqa: E402
+from sandbox.harness import SandboxProcess, run_crawl, with_peak_rss  # noqa: E402
 from sandbox.servers import RedisServer  # noqa: E402
 
 STOCK_SCRAPY = {
@@ -144,7 +144,7 @@ def main() -> None:
     out: dict = {"bench": "politeness"}
     out.update(results.pop("main", {}))
     out.update(results)
-    print(json.dumps(out))
+    print(json.dumps(with_peak_rss(out)))
 
 
 if __name__ == "__main__":

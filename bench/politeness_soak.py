@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sandbox.audit import politeness_report  # noqa: E402
-from sandbox.harness import SandboxProcess, run_crawl  # noqa: E402
+from sandbox.harness import SandboxProcess, run_crawl, with_peak_rss  # noqa: E402
 
 MIN_INTERVAL = 1.0
 CRAWL_DELAY = 3.0
@@ -81,7 +81,7 @@ def main() -> None:
         retry_after_violations += sum(1 for a, b in zip(recs, recs[1:])
                                       if a.status == 503 and b.arrival - a.finish < RETRY_AFTER - 0.001)
     stats = result.stats
-    print(json.dumps({
+    print(json.dumps(with_peak_rss({
         "bench": "politeness_soak", "seconds": opts.seconds,
         "pages": sum(1 for r in records if r.status == 200 and r.path != "/robots.txt"),
         "requests": len(records),
@@ -97,7 +97,7 @@ def main() -> None:
             "frontier/interval_rule/", "frontier/hosts_by_rule/", "frontier/suspensions", "frontier/hosts_parked",
             "frontier/backoffs", "frontier/retries_deferred", "traps/", "robotstxt/refreshed",
             "robotstxt/sitemaps_seeded", "address_safety/"))},
-    }))
+    })))
 
 
 if __name__ == "__main__":

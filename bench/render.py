@@ -49,7 +49,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crawlproj.rendering.browser import browser_rss, descendants  # noqa: E402
-from sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command  # noqa: E402
+from sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command, with_peak_rss  # noqa: E402
 from sandbox import docsites, spa_apps  # noqa: E402
 from sandbox.servers import NginxServer  # noqa: E402
 
@@ -216,7 +216,7 @@ def main() -> None:
         auto_js_mix={k: auto[k] for k in ("pages", "rendered", "static_pages", "pages_per_s")},
         detection=found,
     )
-    print(json.dumps(out))
+    print(json.dumps(with_peak_rss(out)))
 
 
 if __name__ == "__main__":

@@ -52,6 +52,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sandbox.harness import with_peak_rss  # noqa: E402
+
 from crawlproj.progress import progress_bar  # noqa: E402
 from crawlproj.revisit.estimator import (GroupPrior, RateGrid, dated_observation,  # noqa: E402
                                          mean_change_interval, mle_rate, smoothed_rate)
@@ -729,7 +731,7 @@ def main() -> None:
                 figures = plots(Path(args.plots), crawlproj, 50, args.seed)
     out["plots"] = figures
     out["seconds"] = round(time.monotonic() - started, 1)
-    print(json.dumps(out))
+    print(json.dumps(with_peak_rss(out)))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import aiohttp  # noqa: E402
 
-from sandbox.harness import SandboxProcess  # noqa: E402
+from sandbox.harness import SandboxProcess, with_peak_rss  # noqa: E402
 
 
 async def _load(port: int, hosts: int, pages: int, seconds: float, connections: int, seed: int) -> tuple[int, int]:
@@ -74,7 +74,7 @@ def main() -> None:
         recorded = sandbox.report()["requests"]
     ok = sum(r[0] for r in results)
     failed = sum(r[1] for r in results)
-    print(json.dumps({
+    print(json.dumps(with_peak_rss({
         "bench": "sandbox_capacity",
         "requests_per_s": round(ok / elapsed, 1),
         "ok": ok,
@@ -84,7 +84,7 @@ def main() -> None:
         "clients": opts.clients,
         "connections": opts.clients * opts.connections,
         "target_requests_per_s": 2000,
-    }))
+    })))
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 from sandbox.audit import politeness_report  # noqa: E402
 from sandbox.docsites import DOMAIN, HOST_RESOLVE, SITES, TEST_SITES, ensure_installed  # noqa: E402
-from sandbox.harness import crawl_command  # noqa: E402
+from sandbox.harness import crawl_command, with_peak_rss  # noqa: E402
 from sandbox.servers import NginxServer  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -260,7 +260,7 @@ def main() -> None:
                              "crawlproj": ours, "scrapy_default": stock,
                              "share_of_bound": round(ours["pages"] / bound, 3) if bound else None,
                              "ratio_vs_scrapy_default": round(ours["pages"] / stock["pages"], 3) if stock["pages"] else None}
-    print(json.dumps(out))
+    print(json.dumps(with_peak_rss(out)))
 
 
 if __name__ == "__main__":

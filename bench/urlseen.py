@@ -29,6 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sandbox.harness import with_peak_rss  # noqa: E402
+
 BATCH = 100_000
 
 
@@ -123,14 +125,14 @@ def main() -> None:
                              check=True, capture_output=True, text=True)
         results[kind] = json.loads(out.stdout.strip().splitlines()[-1])
     ours, grown, rfp = results["bloom_sized"], results["bloom_grown"], results["rfp"]
-    print(json.dumps({"bench": "urlseen",
+    print(json.dumps(with_peak_rss({"bench": "urlseen",
         "bytes_per_url": ours["bytes_per_url"], "false_positive_rate": ours["false_positive_rate"],
         "ops_per_s": ours["ops_per_s"], "urls": opts.urls,
         "grown_from_default_capacity": grown,
         "scrapy_rfp": rfp,
         "memory_ratio_vs_rfp": round(rfp["bytes_per_url"] / ours["bytes_per_url"], 1),
         "ops_ratio_vs_rfp": round(ours["ops_per_s"] / rfp["ops_per_s"], 2),
-    }))
+    })))
 
 
 if __name__ == "__main__":

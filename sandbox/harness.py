@@ -108,6 +108,20 @@ class CrawlResult:
     stats: dict = field(default_factory=dict)
 
 
+def peak_rss_mb() -> int:
+    """The peak resident set, in MB, of this process or of the largest child it waited for (a
+    bench's crawls run as children): what every bench reports beside its speed."""
+    import resource
+
+    return round(max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+                 / 1024)  # KiB on Linux
+
+
+def with_peak_rss(out: dict) -> dict:
+    """A bench's JSON object with ``peak_rss_mb`` (:func:`peak_rss_mb`) unless it has its own."""
+    return out if "peak_rss_mb" in out else {**out, "peak_rss_mb": peak_rss_mb()}
+
+
 def crawl_command(spider: str, args: dict[str, str] | None = None, settings: dict[str, object] | None = None) -> list[str]:
     cmd = [sys.executable, "-m", "scrapy", "crawl", spider]
     for key, value in (args or {}).items():

@@ -60,3 +60,4 @@ def test_bench_smoke(name):
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["bench"] == name
     assert CHECKS[name](out), out
+    assert out["peak_rss_mb"] > 0, out  # every bench reports its peak RSS beside its speed

@@ -161,6 +161,11 @@ def test_demo_prints_a_summary_whose_last_line_is_json(tmp_path):
 
     assert summary["pages"] == len(SandboxWeb(SandboxConfig(hosts=50, pages=20, content_mix=True)).expected_pages())
     assert summary["errors"] == 0 and summary["max_concurrency"] == 1
+    # "errors 0" no longer hides what was not crawled (issue 41, item 6): the sandbox's robots.txt
+    # variants refuse some URLs, and some hosts answer robots.txt with a 503.
+    said = next(line for line in proc.stdout.splitlines() if line.startswith("not crawled"))
+    assert summary["robots_forbidden"] > 0 and f"{summary['robots_forbidden']} refused by robots.txt" in said, said
+    assert "answered robots.txt with a 5xx" in said, said
     assert summary["exact_duplicates"] > 0 and summary["near_duplicates"] > 0 and summary["warc_files"] == 1
     assert (out / "crawl.db").exists() and list((out / "warc").glob("crawlproj-*.warc.gz"))
     # The demo leaves its crawl packaged for replay, and says how to report it.

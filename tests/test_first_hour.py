@@ -131,3 +131,15 @@ def test_ctrl_c_stops_at_once_and_a_static_crawl_says_nothing_it_need_not(sandbo
     for noise in ("Traceback", "Warning", "deprecated", "returned a Deferred", "never retrieved", "No open spider"):
         assert not any(noise in line for line in lines), (noise, log[-2000:])
     assert any("crawl shutdown after" in line and "pages stored in" in line for line in lines), log[-2000:]
+
+
+def test_workers_on_one_site_say_why_the_extra_ones_wait(sandbox_factory, tmp_path):
+    """Issue 41, item 8: -s WORKERS=2 on one site fetched fewer pages than one worker, with no
+    hint why. It says so, and the crawl still stores the site."""
+    sandbox = sandbox_factory("--hosts", "1", "--pages", "6", "--no-robots-mix")
+    result = run_crawl("site", tmp_path, args={"url": sandbox.web.origin(0) + "/"}, settings={
+        "HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{tmp_path}/crawl.db", "WORKERS": 2,
+        "MIN_INTERVAL": 0.05, "RENDER_MODE": "never", "DASHBOARD_PORT": 0})
+    assert result.returncode == 0, result.log[-2000:]
+    said = [line for line in result.log.splitlines() if "WORKERS=2 on one site" in line]
+    assert len(said) == 1 and "WARNING" in said[0] and "workers beyond the first mostly wait" in said[0], said
