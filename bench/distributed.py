@@ -98,7 +98,7 @@ def wait_watching(procs: list[subprocess.Popen], timeout: float) -> list[dict]:
 
 
 def run(sandbox: SandboxProcess, workdir: Path, seconds: float, workers: int, settings: dict,
-        cluster: bool = False) -> dict:
+        cluster: bool = False, interval: float = INTERVAL) -> dict:
     sandbox.reset()
     if cluster:
         from sandbox.servers import RedisClusterServers
@@ -121,7 +121,7 @@ def run(sandbox: SandboxProcess, workdir: Path, seconds: float, workers: int, se
     start = min((r.arrival for r in records), default=0.0)
     pages = sum(1 for r in records if r.path != "/robots.txt" and r.status == 200 and r.arrival < start + seconds)
     fetched = max(1, sum(1 for r in records if r.path != "/robots.txt" and r.status == 200))
-    report = sandbox.report(INTERVAL, basis="idle")
+    report = sandbox.report(interval, basis="idle")
     per_master = [tuple(a - b for a, b in zip(later, earlier)) for earlier, later in zip(before, after)]
     out = {"pages": pages, "pages_per_s": round(pages / seconds, 2), "violations": report["violations"],
            "min_gap": report["min_gap"], "max_concurrency": report["max_concurrency"],
@@ -343,6 +343,7 @@ def memory_figures(urls: int, hosts: int, items: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--interval", type=float, default=INTERVAL, help="MIN_INTERVAL (the peer's DOWNLOAD_DELAY)")
     parser.add_argument("--only-one", action="store_true", help="only the one-worker run (for tuning)")
     parser.add_argument("--only-single", action="store_true",
                         help="only the runs on one Redis (to compare two versions of the code)")
@@ -355,31 +356,35 @@ def main() -> None:
     opts = parser.parse_args()
     if opts.smoke:
         opts.seconds, opts.queued, opts.queued_hosts, opts.items = 6.0, 20_000, 2_000, 500
+        # Scrapy's close waits out every request its download slots hold, a delay each: at 5 s
+        # the peer took half a minute to stop.
+        opts.interval = 1.0
     if opts.only_memory:
         print(json.dumps({"bench": "distributed", **memory_figures(opts.queued, opts.queued_hosts, opts.items)}))
         return
     tmp = Path(tempfile.mkdtemp(prefix="bench-distributed-"))
     seconds = opts.seconds
     ours = {"PROFILE": "sandbox", "SCHEDULER": "crawlproj.distributed.scheduler.DistributedScheduler",
-            "DUPEFILTER_CLASS": "crawlproj.distributed.dupefilter.RedisBloomDupeFilter", "MIN_INTERVAL": INTERVAL,
+            "DUPEFILTER_CLASS": "crawlproj.distributed.dupefilter.RedisBloomDupeFilter", "MIN_INTERVAL": opts.interval,
             "FRONTIER_PARTITIONS": 64, "WORKER_HEARTBEAT": 1.0, "WORKER_TTL": 10}
     started = time.monotonic()
-    with SandboxProcess("--hosts", str(HOSTS), "--pages", str(int(seconds / INTERVAL) + 10), "--no-robots-mix",
+    with SandboxProcess("--hosts", str(HOSTS), "--pages", str(int(seconds / opts.interval) + 10), "--no-robots-mix",
                         "--no-japanese", "--cross-host", "0", seeds_file=tmp / "seeds.txt") as sandbox:
         web = sandbox.web
-        bound = web.ideal_polite_fetches(web.seeds(), INTERVAL, seconds) / seconds
-        one = run(sandbox, tmp / "one", seconds, 1, ours)
+        bound = web.ideal_polite_fetches(web.seeds(), opts.interval, seconds) / seconds
+        one = run(sandbox, tmp / "one", seconds, 1, ours, interval=opts.interval)
         if opts.only_one:
             print(json.dumps({"bound_pages_per_s": round(bound, 2), "one_worker": one}))
             return
-        two = run(sandbox, tmp / "two", seconds, 2, ours)
+        two = run(sandbox, tmp / "two", seconds, 2, ours, interval=opts.interval)
         peer = run(sandbox, tmp / "scrapy-redis", seconds, 1,
                    {**{k: v for k, v in scrapy_redis_settings("").items() if k != "REDIS_URL"},
-                    "DOWNLOAD_DELAY": INTERVAL,
-                    "CONCURRENT_REQUESTS_PER_DOMAIN": 1})
-        cluster = None if opts.only_single else run(sandbox, tmp / "cluster", seconds, 2, ours, cluster=True)
+                    "DOWNLOAD_DELAY": opts.interval,
+                    "CONCURRENT_REQUESTS_PER_DOMAIN": 1}, interval=opts.interval)
+        cluster = None if opts.only_single else run(sandbox, tmp / "cluster", seconds, 2, ours, cluster=True,
+                                                         interval=opts.interval)
     out = {
-        "bench": "distributed", "hosts": HOSTS, "interval_s": INTERVAL, "seconds": seconds,
+        "bench": "distributed", "hosts": HOSTS, "interval_s": opts.interval, "seconds": seconds,
         "workers": 2,
         "pages_per_s": two["pages_per_s"],
         "bound_pages_per_s": round(bound, 2),
