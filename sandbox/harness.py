@@ -133,6 +133,20 @@ def crawl_command(spider: str, args: dict[str, str] | None = None, settings: dic
     return cmd
 
 
+def interrupt(proc: subprocess.Popen, sig: int = signal.SIGINT, timeout: float = 60) -> tuple[str, float]:
+    """Send ``sig`` to a running crawl (Ctrl-C by default) and wait for it to end: its stderr and
+    the seconds it took to exit. Past ``timeout`` it is killed and ``TimeoutExpired`` raised."""
+    proc.send_signal(sig)
+    asked = time.monotonic()
+    try:
+        _, log = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise
+    return log, time.monotonic() - asked
+
+
 def dashboard_urls(url_file: str | os.PathLike, proc: subprocess.Popen, timeout: float = 60) -> dict:
     """The URLs a crawl's dashboard wrote to its ``DASHBOARD_URL_FILE`` (waiting for them); a crawl
     that exits first fails with its log."""

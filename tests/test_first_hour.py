@@ -1,12 +1,11 @@
 """A new user's first hour (issue 41): each command run as a user runs it, checked by what they see."""
 
 import json
-import signal
 import subprocess
 import sys
 import time
 
-from sandbox.harness import PROJECT_DIR, crawl_command, dashboard_urls, run_crawl
+from sandbox.harness import PROJECT_DIR, crawl_command, dashboard_urls, interrupt, run_crawl
 
 CONTACT = "crawlproj-tests/0.1 (+https://crawlproj.test/contact)"
 
@@ -116,10 +115,7 @@ def test_ctrl_c_stops_at_once_and_a_static_crawl_says_nothing_it_need_not(sandbo
         while len([r for r in sandbox.records() if r.path != "/robots.txt"]) < 12 and time.monotonic() < deadline:
             time.sleep(0.2)
         assert proc.poll() is None, "the crawl ended before it was interrupted"
-        proc.send_signal(signal.SIGINT)
-        interrupted = time.monotonic()
-        _, log = proc.communicate(timeout=60)
-        waited = time.monotonic() - interrupted
+        log, waited = interrupt(proc)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -274,10 +274,7 @@ def test_a_link_farm_at_full_speed_keeps_the_reactor_free_and_sigterm_closes_the
     try:
         time.sleep(20)
         assert proc.poll() is None  # the farm is far from done
-        proc.send_signal(signal.SIGTERM)
-        asked = time.monotonic()
-        _, log = proc.communicate(timeout=60)
-        took = time.monotonic() - asked
+        log, took = harness.interrupt(proc, signal.SIGTERM)
     finally:
         if proc.poll() is None:
             proc.kill()

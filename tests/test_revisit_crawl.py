@@ -5,7 +5,6 @@ four hours), so a 25-second crawl spans four days of revisits. Outcomes are read
 the server's record (304s, politeness) and the crawl's own database.
 """
 
-import signal
 import sqlite3
 import subprocess
 import time
@@ -13,7 +12,7 @@ from collections import Counter
 from urllib.parse import urlsplit
 
 from sandbox.changes import PageChanges
-from sandbox.harness import PROJECT_DIR, crawl_command, crawl_sandbox
+from sandbox.harness import PROJECT_DIR, crawl_command, crawl_sandbox, interrupt
 
 SCALE = 14400.0
 CHANGING = ("--hosts", "3", "--pages", "8", "--no-robots-mix", "--change-min", "3600",
@@ -82,8 +81,7 @@ def test_sigint_stops_cleanly_and_the_next_run_resumes_the_schedule(sandbox_fact
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     time.sleep(12)
     assert proc.poll() is None, "an incremental crawl must keep running"
-    proc.send_signal(signal.SIGINT)
-    _, log = proc.communicate(timeout=60)
+    log, _ = interrupt(proc)
     assert proc.returncode == 0, log[-3000:]
     assert "shutting down gracefully" in log
     revisit_db = tmp_path / "crawl.revisit.db"
