@@ -277,9 +277,13 @@ def test_opic_cash_is_shared_by_the_workers(any_redis):
     a.admit(1, "h", {}, new=True)  # a seed, found by worker a
     assert a.score(1, "", "h", {}) == 1.0  # its level is known before the increment is sent
     a.flush()  # sent (every flush_every seconds, and before each of a's own takes)
+    assert len(b) == 1  # counted in Redis (then at most every 10 s: the periodic stat)
     meta: dict = {}
     b.take(1, "h", meta)  # worker b fetches it and takes the cash a gave it
     assert meta["opic_cash"] == 1.0 and client.hget(sharded("t:opic", "1"), "1") is None
+    assert len(b) == 1  # the count of 10 s ago
+    b.recount()  # a crawl's closing figure counts again
+    assert len(b) == 0
     a.admit(2, "h", {"opic_share": 0.25}, new=True)
     a.flush()
     b.admit(2, "h", {"opic_share": 0.5}, new=False)  # another link, found by b

@@ -65,7 +65,7 @@ class SharedTable(Tracked):
         self._pending: dict[object, list] = {}  # field -> [amount, create]
         self._known: dict[object, float] = {}
         self._flushed = time.monotonic()
-        self._len = (0, -1.0)  # fields, when counted (monotonic)
+        self._len = (0, float("-inf"))  # fields, when counted (monotonic)
 
     def _hash(self, field: str) -> str:
         return f"{self.key}:{shard_of(field)}"
@@ -128,6 +128,10 @@ class SharedTable(Tracked):
                                                                for shard in range(HASH_SHARDS)]))
             self._len = (count, time.monotonic())
         return count
+
+    def recount(self) -> None:
+        """The next ``len`` counts the shards again (a crawl's closing figure must be exact)."""
+        self._len = (0, float("-inf"))
 
 
 class RedisOpic(SharedTable, Opic):

@@ -151,7 +151,7 @@ class FrontierScheduler(BaseScheduler):
         if self._stats_loop.running:
             self._stats_loop.stop()
         self.waker.cancel()
-        self._update_stats()
+        self._update_stats(final=True)
         self.ordering.save()
         self.df.close(reason)
         if self.journal is not None:
@@ -376,10 +376,10 @@ class FrontierScheduler(BaseScheduler):
         """Each host's politeness state for the dashboard (answers :data:`crawlproj.signals.describe_hosts`)."""
         return host_rows(self.frontier, self.hosts, self.keys, hosts, self.clock())
 
-    def _update_stats(self) -> None:
+    def _update_stats(self, final: bool = False) -> None:
         self.opt_out.reload_if_due()
         if self.prioritizer.dynamic:
-            self.stats.set_value("ordering/tracked", self.prioritizer.tracked())
+            self.stats.set_value("ordering/tracked", self.prioritizer.tracked(exact=final))
             self.stats.set_value("ordering/promotions", self.prioritizer.promotions)
             self.ordering.save_if_due()
         now = self.clock()

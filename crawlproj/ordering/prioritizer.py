@@ -208,7 +208,12 @@ class Prioritizer:
                 component.restore(saved[component.name])
         return self.tracked()
 
-    def tracked(self) -> int:
+    def tracked(self, exact: bool = False) -> int:
+        """URLs the components hold; ``exact``: shared components count now, not from a recent count."""
+        if exact:
+            for component, _ in self.components:
+                if hasattr(component, "recount"):
+                    component.recount()
         return sum(len(c) for c, _ in self.components)
 
 
