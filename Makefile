@@ -37,12 +37,18 @@ crawl: setup
 	  $(if $(CONTACT),-s "USER_AGENT=crawlproj/0.1 (+$(CONTACT))") $(ARGS)
 
 ## make test: the whole suite (what CI runs): TEST_WORKERS processes share the tests that tolerate
-## a loaded machine (most wait on servers, not on the CPU), then the `serial` ones run alone.
+## a loaded machine (most wait on servers, not on the CPU); a test among them that fails there runs
+## again alone, and must pass alone (a crawl timed on a loaded machine measures the load); then
+## the `serial` ones (timed against the wall clock, tests/conftest.py) run alone.
 ## pytest's exit 5 (nothing selected, e.g. PYTEST_ARGS naming one file) is no failure.
 TEST_WORKERS ?= 4
+PYTEST := $(BIN)/python -m pytest -q -o cache_dir=$(VENV)/pytest-cache
 test: setup .venv-pywb/.installed
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist worksteal -m "not serial" $(PYTEST_ARGS) || test $$? -eq 5
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m serial $(PYTEST_ARGS) || test $$? -eq 5
+	@rm -rf $(VENV)/pytest-cache
+	$(PYTEST) -n $(TEST_WORKERS) --dist worksteal -m "not serial" $(PYTEST_ARGS) || test $$? -eq 5 || { \
+	  echo "make test: the tests that failed beside others run again, alone:"; \
+	  $(PYTEST) --last-failed --last-failed-no-failures none -m "not serial" $(PYTEST_ARGS); }
+	$(PYTEST) -m serial $(PYTEST_ARGS) || test $$? -eq 5
 
 ## make test-fast: the edit-test loop: the unit tests and one small crawl (no other server or crawl)
 test-fast: setup
