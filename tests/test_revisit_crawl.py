@@ -116,7 +116,7 @@ def test_dates_rank_pages_by_their_true_change_rates_better_than_yes_no_visits(s
         web, cfg = sandbox.web, sandbox.web.config
         truth = PageChanges(cfg.seed, cfg.change_min, cfg.change_max, cfg.time_scale)
         work = tmp_path / validators
-        _, result = crawl_sandbox(sandbox, work, **incremental_settings(sandbox, work, CLOSESPIDER_TIMEOUT=20))
+        _, result = crawl_sandbox(sandbox, work, **incremental_settings(sandbox, work, CLOSESPIDER_TIMEOUT=30))
         revisit = sqlite3.connect(work / "crawl.revisit.db")
         rows = [(url, rate, source) for url, rate, source in revisit.execute("SELECT url, rate, source FROM revisit")
                 if rate is not None]
