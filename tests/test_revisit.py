@@ -369,6 +369,28 @@ def test_pipeline_relieves_an_overloaded_server_by_dropping_its_deepest_pages(tm
     assert stats.get_value("revisit/overload_dropped") == 10 - len(kept)
 
 
+def test_stretching_an_overloaded_server_starts_from_the_plans_and_does_not_compound(tmp_path):
+    """Each relief stretches the intervals the estimates asked for, not the last stretched ones:
+    a page revisited often (its new plan overloads the server again each time) must not push
+    the pages waiting beside it ever further away."""
+    pipeline, stats, clock = _pipeline(tmp_path, REVISIT_OVERLOAD="stretch", REVISIT_SCHEDULE="estimate",
+                                       REVISIT_MIN_INTERVAL=60, REVISIT_FIRST_INTERVAL=[600, 600], MIN_INTERVAL=100)
+    for k in range(10):
+        pipeline.process_item(_page(f"http://a.test/{k}"))
+    waiting = pipeline.queue.get("http://a.test/9")
+    assert waiting.rule == "stretched" and waiting.plan == 600 and waiting.interval > 600
+    for i in range(300):  # page 0 changes at every revisit: each new plan overloads the server again
+        clock[0] += 60
+        pipeline.process_item(_page("http://a.test/0", text=f"article {i} " * 20))
+    assert stats.get_value("revisit/overloads") > 100
+    later = pipeline.queue.get("http://a.test/9")
+    assert later.plan == 600 and later.interval < 2 * waiting.interval, (waiting.interval, later.interval)
+    assert 1 / pipeline.loads["a.test"] >= 100.0  # still feasible
+    # the plan survives the queue's storage
+    pipeline.commit()
+    assert RevisitQueue(str(tmp_path / "revisit.db")).get("http://a.test/9").plan == 600
+
+
 from crawlproj.revisit.estimator import DateCheck, GroupPrior, RateGrid, dated_observation, dated_rate  # noqa: E402
 
 

@@ -102,10 +102,12 @@ def test_sigint_stops_cleanly_and_the_next_run_resumes_the_schedule(sandbox_fact
     assert requests and result.stats.get("revisit/requests", 0) >= sum(requests.values())
 
 
-def test_dates_rank_pages_by_their_true_change_rates_better_than_yes_no_visits(sandbox_factory, tmp_path):
+def test_dates_and_yes_no_visits_both_rank_pages_by_their_true_change_rates(sandbox_factory, tmp_path):
     """The same changing pages crawled twice on the accelerated clock: once from servers that send
     an honest Last-Modified, once from servers that send none. Each crawl's estimated rates are
-    ranked against the sandbox's true ones (Spearman); dates must rank them better."""
+    ranked against the sandbox's true ones (Spearman); both must rank them well, each on its own
+    evidence. (Dates estimate better per visit: tests/test_revisit.py measures that on 600 pages.
+    Over this crawl's five days of visits, yes/no answers catch up: 0.90-0.95 against 0.89-0.96.)"""
     from scipy.stats import spearmanr
 
     correlations = {}
@@ -137,5 +139,4 @@ def test_dates_rank_pages_by_their_true_change_rates_better_than_yes_no_visits(s
         assert by_source.get("dates" if validators != "none" else "yes/no visits", 0) >= 0.5 * len(rows)
     print(f"Spearman against the true rates: with dates {correlations['last-modified']:.3f}, "
           f"yes/no visits only {correlations['none']:.3f}")
-    assert correlations["last-modified"] > correlations["none"]
-    assert correlations["last-modified"] > 0.6
+    assert correlations["last-modified"] > 0.75 and correlations["none"] > 0.75

@@ -262,14 +262,15 @@ class RevisitPipeline:
         """Make ``host``'s schedule feasible: 1/L at least its polite interval (with headroom)."""
         states = {s.url: s for s in self.queue.host_states(host)}
         server = ServerLoad()
-        for url, s in states.items():
-            server.set(url, s.interval)
+        for url, s in states.items():  # from the plans: a stretched interval stretched again would compound
+            server.set(url, s.plan)
         required = server.required_interval
         value = {url: 1.0 / (1 + s.depth) for url, s in states.items()}  # shallower pages are worth more
         changed, dropped = server.relieve(polite * HEADROOM, self.overload_mode, value)
         for url, interval in changed.items():
             s = states[url]
-            self.queue.put(replace(s, interval=interval, next_due=s.history.last_access + interval, rule="stretched"))
+            self.queue.put(replace(s, interval=interval, planned=s.plan, next_due=s.history.last_access + interval,
+                                   rule="stretched"))
         for url in dropped:
             self.queue.delete(url)
         self.loads[host] = server.load

@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS revisit (
     dated_seen REAL,              -- the last dated observation
     source TEXT NOT NULL DEFAULT '',         -- what the rate rests on: dates | visits | prior
     probes INTEGER NOT NULL DEFAULT 0,       -- probes made before the page would be left alone
-    kind TEXT NOT NULL DEFAULT ''            -- feed: an RSS or Atom feed (revisited first)
+    kind TEXT NOT NULL DEFAULT '',           -- feed: an RSS or Atom feed (revisited first)
+    planned REAL                  -- the interval the estimate asked for, when an overload stretched it
 );
 CREATE INDEX IF NOT EXISTS revisit_due ON revisit(next_due);
 CREATE INDEX IF NOT EXISTS revisit_seq ON revisit(seq);
@@ -55,11 +56,11 @@ CREATE INDEX IF NOT EXISTS revisit_host ON revisit(host);
 
 COLUMNS = ("url", "host", "depth", "first_access", "last_access", "unchanged", "changes", "tc_min", "interval",
            "next_due", "rule", "rate", "content_hash", "etag", "last_modified", "visits", "not_modified", "errors",
-           "sitemap_lastmod", "dated_changes", "dated_exposure", "dated_seen", "source", "probes", "kind")
+           "sitemap_lastmod", "dated_changes", "dated_exposure", "dated_seen", "source", "probes", "kind", "planned")
 #: Columns added since the first version, with their declarations (older tables gain them).
 ADDED = {"sitemap_lastmod": "REAL", "dated_changes": "REAL NOT NULL DEFAULT 0",
          "dated_exposure": "REAL NOT NULL DEFAULT 0", "dated_seen": "REAL", "source": "TEXT NOT NULL DEFAULT ''",
-         "probes": "INTEGER NOT NULL DEFAULT 0", "kind": "TEXT NOT NULL DEFAULT ''"}
+         "probes": "INTEGER NOT NULL DEFAULT 0", "kind": "TEXT NOT NULL DEFAULT ''", "planned": "REAL"}
 
 
 def state_row(state: UrlState, seq: int) -> tuple:
@@ -69,7 +70,7 @@ def state_row(state: UrlState, seq: int) -> tuple:
             None if math.isinf(h.tc_min) else h.tc_min, state.interval, state.next_due, state.rule, state.rate,
             state.content_hash, state.etag, state.last_modified, state.visits, state.not_modified, state.errors,
             state.sitemap_lastmod, state.dated_changes, state.dated_exposure, state.dated_seen, state.source,
-            state.probes, state.kind, seq)
+            state.probes, state.kind, state.planned, seq)
 
 
 def row_state(row: tuple) -> UrlState:
@@ -77,7 +78,7 @@ def row_state(row: tuple) -> UrlState:
     (url, host, depth, first, last, unchanged, changes, tc_min, interval, next_due, rule, rate, content_hash,
      etag, last_modified, visits, not_modified, errors, *rest) = row  # rest: columns added since (older rows lack them)
     history = PageHistory(first, last, unchanged, changes, math.inf if tc_min is None else tc_min)
-    later = list(rest) + [None, 0.0, 0.0, None, "", 0, ""][len(rest):]
+    later = list(rest) + [None, 0.0, 0.0, None, "", 0, "", None][len(rest):]
     return UrlState(url, host, history, interval, next_due, rule, depth, rate, content_hash, etag, last_modified,
                     visits, not_modified, errors, *later)
 

@@ -88,6 +88,13 @@ class UrlState:
     source: str = ""  # what the rate rests on: dates | visits | prior (none yet: "")
     probes: int = 0  # visits made as probes before the page would be left alone (probe_intervals)
     kind: str = ""  # "feed": an RSS or Atom feed, revisited before its host's other pages
+    planned: float | None = None  # the interval the estimate asked for, when an overload stretched it
+
+    @property
+    def plan(self) -> float:
+        """The interval the page's estimate asked for: an overload's stretch starts from this, so
+        stretches never compound (``interval`` itself, unless stretched)."""
+        return self.interval if self.planned is None else self.planned
 
     @property
     def conditional_headers(self) -> dict[str, str]:
@@ -215,7 +222,7 @@ class Planner:
             probes=state.probes + (rule == "probe"),
             content_hash=content_hash or state.content_hash, etag=etag or state.etag,
             last_modified=last_modified or state.last_modified, visits=state.visits + 1,
-            not_modified=state.not_modified + not_modified, errors=0)
+            not_modified=state.not_modified + not_modified, errors=0, planned=None)
 
     def failed(self, state: UrlState, now: float) -> UrlState:
         """A revisit that could not be made: try again after the same interval, doubled per
@@ -233,7 +240,7 @@ class Planner:
             if not math.isnan(probe):
                 return probe, "probe", rate, source
             return float(budget_intervals(rate, self.mu, self.policy, self.np_rng)), "budget", rate, source
-        interval, rule = self.policy.next_interval(state.history, state.interval, self.rng)
+        interval, rule = self.policy.next_interval(state.history, state.plan, self.rng)
         return interval, rule, rate, source
 
     def replan(self, rates, budget: float) -> float | None:
