@@ -127,12 +127,15 @@ def test_the_waseda_middleware_hands_each_rest_over_from_the_servers_share_of_th
 
     async def fetch(server_seconds, crawler_seconds):
         request = Request("http://h.test/", meta={"politeness_key": "h.test"})
+        start = time.monotonic()
         middleware.process_request(request)
         await asyncio.sleep(server_seconds)  # waiting for the server
         time.sleep(crawler_seconds)  # the crawler's own thread busy
         middleware.process_response(request, Response("http://h.test/", body=b"x"))
+        return time.monotonic() - start
 
-    run(fetch(0.1, 0.0))  # a slow server: Mercator's rule rests the host 10x its time
-    assert verdicts[-1].interval.rule == "duration" and 0.9 <= verdicts[-1].interval.seconds < 1.5
+    took = run(fetch(0.1, 0.0))  # a slow server: Mercator's rule rests the host 10x its time
+    # (at most 10x the whole fetch: a loaded machine wakes the sleep late)
+    assert verdicts[-1].interval.rule == "duration" and 0.9 <= verdicts[-1].interval.seconds <= 10 * took
     run(fetch(0.0, 0.1))  # a busy crawler is not a slow server
     assert verdicts[-1].interval.rule == "min_interval" and verdicts[-1].interval.seconds == 0.1
