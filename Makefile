@@ -39,13 +39,14 @@ crawl: setup
 ## make test: the whole suite (what CI runs): TEST_WORKERS processes share the tests that tolerate
 ## a loaded machine (most wait on servers, not on the CPU); a test among them that fails there runs
 ## again alone, and must pass alone (a crawl timed on a loaded machine measures the load); then
-## the `serial` ones (timed against the wall clock, tests/conftest.py) run alone.
+## the `serial` ones (timed against the wall clock, tests/conftest.py) run alone. Each process takes
+## one test at a time, the longest first (LONGEST_FIRST), so that the four end together.
 ## pytest's exit 5 (nothing selected, e.g. PYTEST_ARGS naming one file) is no failure.
 TEST_WORKERS ?= 4
 PYTEST := $(BIN)/python -m pytest -q -o cache_dir=$(VENV)/pytest-cache
 test: setup .venv-pywb/.installed
 	@rm -rf $(VENV)/pytest-cache
-	$(PYTEST) -n $(TEST_WORKERS) --dist worksteal -m "not serial" $(PYTEST_ARGS) || test $$? -eq 5 || { \
+	$(PYTEST) -n $(TEST_WORKERS) --dist load --maxschedchunk 1 -m "not serial" $(PYTEST_ARGS) || test $$? -eq 5 || { \
 	  echo "make test: the tests that failed beside others run again, alone:"; \
 	  $(PYTEST) --last-failed --last-failed-no-failures none -m "not serial" $(PYTEST_ARGS); }
 	$(PYTEST) -m serial $(PYTEST_ARGS) || test $$? -eq 5

@@ -78,6 +78,11 @@ SLOW_MODULES = {"test_benches", "test_memory", "test_scrapyd", "test_render_apps
 #: flake turned out to be a scheduling bug: they pass beside four CPU hogs.)
 SERIAL_MODULES = {"test_distributed_crawl", "test_render_crawl", "test_politeness",
                   "test_ordering_crawl", "test_hostile_crawl", "test_frontier_crawl"}
+#: The modules whose tests take longest (a minute or more on a loaded machine), run first: four
+#: processes taking one test at a time then end together, instead of one finishing a long test
+#: alone at the end.
+LONGEST_FIRST = ("test_benches", "test_render_apps", "test_memory", "test_revisit_crawl", "test_resume",
+                 "test_documents", "test_operations", "test_scrapyd", "test_first_hour")
 #: The one crawl the fast tier keeps: the web spider over the sandbox, end to end.
 FAST_CRAWL = "test_web_crawl_stores_every_reachable_page_once_and_the_exact_link_graph"
 
@@ -88,6 +93,11 @@ def pytest_configure(config) -> None:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
+    def rank(item) -> int:
+        module = item.module.__name__.rsplit(".", 1)[-1]
+        return LONGEST_FIRST.index(module) if module in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: each module keeps its order
     for item in items:
         module = item.module.__name__.rsplit(".", 1)[-1]
         slow = module in SLOW_MODULES or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))

@@ -45,6 +45,8 @@ CHECKS = {
                          and len(o["workers"]["workers"]) == 2
                          and o["error_lines"] == {"cpu": 0, "workers": 0, "polite": 0, "incremental": 0}),
 }
+#: The smokes of a minute or more (they go first: see LONGEST_FIRST in tests/conftest.py).
+LONGEST = ("memory", "throughput", "render", "distributed", "politeness")
 
 
 def test_every_bench_has_a_smoke_test():
@@ -52,7 +54,7 @@ def test_every_bench_has_a_smoke_test():
     assert scripts == set(CHECKS)
 
 
-@pytest.mark.parametrize("name", sorted(CHECKS))
+@pytest.mark.parametrize("name", sorted(CHECKS, key=lambda n: LONGEST.index(n) if n in LONGEST else len(LONGEST)))
 def test_bench_smoke(name):
     proc = subprocess.run([sys.executable, f"bench/{name}.py", "--smoke"], cwd=PROJECT_DIR, capture_output=True,
                           text=True, timeout=600)
