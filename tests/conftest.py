@@ -73,23 +73,26 @@ SLOW_MODULES = {"test_benches", "test_memory", "test_scrapyd", "test_render_apps
 #: Tests whose crawls are judged against the wall clock the crawl shares with its server (gaps
 #: between fetches, gaps after answers cut off by a timeout, renders given up after a timeout,
 #: workers joining a crawl in time, an opt-out list read mid-crawl): on a machine loaded by
-#: other tests they measure the load, so `make test` runs them on their own, after the parallel
-#: run of everything else. (The revisit crawls on an accelerated clock left this list when their
-#: flake turned out to be a scheduling bug: they pass beside four CPU hogs.)
+#: other tests they measure the load, so `make test` runs them after the parallel run of
+#: everything else, two at a time (each crawl and its server take about one core), and any that
+#: fails beside another again alone. (The revisit crawls on an accelerated clock left this list
+#: when their flake turned out to be a scheduling bug: they pass beside four CPU hogs.)
 SERIAL_MODULES = {"test_distributed_crawl", "test_render_crawl", "test_politeness",
                   "test_ordering_crawl", "test_hostile_crawl", "test_frontier_crawl"}
 #: The modules whose tests take longest (a minute or more on a loaded machine), run first: four
 #: processes taking one test at a time then end together, instead of one finishing a long test
 #: alone at the end.
 LONGEST_FIRST = ("test_benches", "test_render_apps", "test_memory", "test_revisit_crawl", "test_resume",
-                 "test_documents", "test_operations", "test_scrapyd", "test_first_hour")
+                 "test_documents", "test_operations", "test_scrapyd", "test_first_hour",
+                 "test_hostile_crawl", "test_render_crawl", "test_distributed_crawl")  # (these three: serial)
 #: The one crawl the fast tier keeps: the web spider over the sandbox, end to end.
 FAST_CRAWL = "test_web_crawl_stores_every_reachable_page_once_and_the_exact_link_graph"
 
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "slow: starts a real server or a crawl process (left out by make test-fast)")
-    config.addinivalue_line("markers", "serial: timed against the wall clock; make test runs it with nothing beside it")
+    config.addinivalue_line("markers",
+                            "serial: judged against the wall clock; make test runs it beside one other at most")
 
 
 def pytest_collection_modifyitems(config, items) -> None:
