@@ -95,14 +95,18 @@ def pytest_configure(config) -> None:
                             "serial: judged against the wall clock; make test runs it beside one other at most")
 
 
+def _module(item) -> str:
+    return item.module.__name__.rsplit(".", 1)[-1]
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     def rank(item) -> int:
-        module = item.module.__name__.rsplit(".", 1)[-1]
+        module = _module(item)
         return LONGEST_FIRST.index(module) if module in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)  # stable: each module keeps its order
     for item in items:
-        module = item.module.__name__.rsplit(".", 1)[-1]
+        module = _module(item)
         slow = module in SLOW_MODULES or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
         if slow and item.name != FAST_CRAWL:
             item.add_marker(pytest.mark.slow)
