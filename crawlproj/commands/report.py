@@ -8,8 +8,6 @@ import sqlite3
 from scrapy.commands import ScrapyCommand
 
 from ..progress import progress_bar
-from ..report.analysis import analyse
-from ..report.output import write_report
 from . import add_store_option, store_path
 
 
@@ -26,6 +24,11 @@ class Command(ScrapyCommand):
         parser.add_argument("--out", default="data/report", help="output directory (default data/report)")
 
     def run(self, args: list[str], opts) -> None:
+        # Here, not at the top: Scrapy imports every command to list them, and the report's
+        # scipy and matplotlib would cost every crawl process half a CPU-second to start.
+        from ..report.analysis import analyse
+        from ..report.output import write_report
+
         path = store_path(opts.store, self.settings)
         with sqlite3.connect(path) as conn:
             pages = conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
