@@ -229,7 +229,7 @@ def main() -> None:
     sites, items, every, cap = LONG_SITES, 0, opts.every, 3600.0
     seconds_polite, seconds_incremental = opts.seconds_polite, opts.seconds_incremental
     if opts.smoke:
-        sites, items, every, cap, seconds_polite, seconds_incremental = TEST_SITES, 100, 0.5, 60.0, 4.0, 8.0
+        sites, items, every, cap, seconds_polite, seconds_incremental = TEST_SITES, 40, 0.5, 60.0, 2.0, 4.0
     ensure_installed(sites)
     tmp = Path(tempfile.mkdtemp(prefix="bench-memory-"))
     seeds = tmp / "seeds.txt"

@@ -137,7 +137,7 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     opts = parser.parse_args()
     if opts.smoke:
-        opts.seconds, opts.shapes = 6.0, "main"
+        opts.seconds, opts.shapes = 3.0, "main"
         # Scrapy's close waits out every request its download slots hold, a delay each: at 5 s
         # the peers took half a minute each to stop.
         SHAPES["main"] = {**SHAPES["main"], "interval": 1.0}

@@ -182,7 +182,7 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     args = parser.parse_args()
     if args.smoke:
-        args.hosts, args.pages_total, args.detect_per_site, args.apis = 4, 16, 4, 1
+        args.hosts, args.pages_total, args.detect_per_site, args.apis = 2, 8, 2, 1
     if args.only == "detection":
         with tempfile.TemporaryDirectory(prefix="bench-render-") as tmp:
             print(json.dumps({"bench": "render", "detection": detection(Path(tmp), args.detect_per_site, args.apis)}))

@@ -217,7 +217,7 @@ def main() -> None:
     parts = set(opts.only.split(","))
     sites, margin = SITES, WINDOW_MARGIN
     if opts.smoke:
-        sites, opts.seconds_cpu, opts.seconds_polite, margin = TEST_SITES, 4.0, 4.0, 2.0
+        sites, opts.seconds_cpu, opts.seconds_polite, margin = TEST_SITES, 2.0, 2.0, 1.0
     ensure_installed(sites)
     tmp = Path(tempfile.mkdtemp(prefix="bench-throughput-"))
     seeds = tmp / "seeds.txt"
