@@ -16,6 +16,7 @@ from crawlproj.checks import (ai_uses, boolean, handlers, chromium, cidr_list, c
                               fraction_or_one, host_resolve, int_list, interval_pair, non_empty, number, port,
                               prioritizer, probability, readable_file, redis_url, regex_list, revisit_range,
                               store_uri, string_list, text, token, unit_interval)
+from scrapy.settings import default_settings as _scrapy_defaults
 
 #: Scrapy's project name; also the product token of crawlproj's default User-Agent.
 BOT_NAME: non_empty = "crawlproj"
@@ -323,6 +324,11 @@ TELNETCONSOLE_ENABLED: boolean = False
 #: which anyone holding its token (left in a file under the home directory, even after a kill -9)
 #: can run any Python. Off: crawlproj's dashboard is the way to watch and steer a crawl.
 REMOTE_CONTROL_ENABLED: boolean = False
+#: Scrapy's own extensions, less those two: Scrapy imports every extension it lists, even one
+#: switched off, and theirs cost each crawl process aiohttp and twisted.conch at start (0.1 CPU-s).
+#: To turn either on, name it in EXTENSIONS too.
+EXTENSIONS_BASE: components = {path: order for path, order in _scrapy_defaults.EXTENSIONS_BASE.items()
+                               if path.rsplit(".", 1)[-1] not in {"TelnetConsole", "RemoteControl"}}
 #: Scrapy's log level.
 LOG_LEVEL: choice("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL") = "INFO"
 

@@ -1,6 +1,8 @@
 """The package's structure: no import circle, and the shipped package holds only the crawler."""
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "crawlproj"
@@ -85,3 +87,19 @@ def test_the_settings_core_is_a_leaf():
 
 def test_the_circle_finder_finds_a_circle():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_a_crawl_process_loads_nothing_only_other_commands_or_unlisted_extensions_need():
+    """Scrapy imports every command module to list the commands, and every extension a crawl lists
+    to compare their names: the report's matplotlib (0.7 CPU-s a crawl process, once) and the
+    remote control's aiohttp must not come with them."""
+    code = ("import sys\n"
+            "from scrapy.cmdline import _get_commands_dict\n"
+            "from scrapy.utils.project import get_project_settings\n"
+            "settings = get_project_settings()\n"
+            "assert 'report' in _get_commands_dict(settings, inproject=True)\n"
+            "settings.getwithbase('EXTENSIONS')\n"
+            "print(sorted(m for m in ('matplotlib', 'aiohttp', 'twisted.conch') if m in sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=PACKAGE.parent, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[]"
