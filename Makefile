@@ -41,14 +41,26 @@ crawl: setup
 	$(BIN)/scrapy crawl web -a seeds=$(SEEDS) -s PROFILE=local \
 	  $(if $(CONTACT),-s "USER_AGENT=crawlproj/0.1 (+$(CONTACT))") $(ARGS)
 
-## make test: the whole suite (what CI runs): the tests timed against the wall clock (marked
-## serial) in SERIAL_WORKERS processes, beside TEST_WORKERS processes at the lowest CPU priority
-## sharing the rest; a test that fails beside others runs again on its own (scripts/test-suite.sh).
+## make test: the whole suite (what CI runs), in two phases. TEST_WORKERS processes share the
+## tests that tolerate a loaded machine (most wait on servers, not on the CPU); then SERIAL_WORKERS
+## processes share the `serial` ones (crawls judged against the wall clock, tests/conftest.py), two
+## at most on this 2-core machine. In each phase a process takes one test at a time, the longest
+## first (LONGEST_FIRST), and a test that fails beside others runs again alone, and must pass
+## alone (a crawl timed on a loaded machine measures the load, not the crawler).
+## pytest's exit 5 (nothing selected, e.g. PYTEST_ARGS naming one file) is no failure.
 TEST_WORKERS ?= 4
 SERIAL_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -q -o cache_dir=$(VENV)/pytest-cache
+# $(call share,processes,marker expression): the tests so marked, shared, failures again alone.
+define share
+$(PYTEST) -n $(1) --dist load --maxschedchunk 1 -m "$(2)" $(PYTEST_ARGS) || test $$? -eq 5 || { \
+  echo "make test: the tests that failed beside others run again, alone:"; \
+  $(PYTEST) --last-failed --last-failed-no-failures none -m "$(2)" $(PYTEST_ARGS); }
+endef
 test: setup .venv-pywb/.installed
-	@TEST_WORKERS=$(TEST_WORKERS) SERIAL_WORKERS=$(SERIAL_WORKERS) PYTEST_ARGS="$(PYTEST_ARGS)" \
-	  PYTHON_BIN=$(BIN)/python bash scripts/test-suite.sh
+	@rm -rf $(VENV)/pytest-cache
+	$(call share,$(TEST_WORKERS),not serial)
+	$(call share,$(SERIAL_WORKERS),serial)
 
 ## make test-fast: the edit-test loop: the unit tests and one small crawl (no other server or crawl)
 test-fast: setup
