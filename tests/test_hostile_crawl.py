@@ -208,7 +208,7 @@ def test_hostile_structures_beside_ordinary_hosts_keep_every_budget_and_close_on
                               "--host", "4:structure_links=3000",
                               *(a for i, kind in kinds.items() for a in ("--host", f"{i}:structure={kind}")),
                               "--also-bind", f"{structures.SHARED_ADDRESS},{structures.FARM_ADDRESS}")
-    rate, timeout = 10.0, 30
+    rate, timeout = 10.0, 20
     conn, result = harness.crawl_sandbox(
         sandbox, tmp_path, MIN_INTERVAL=INTERVAL, INTERVAL_DURATION_FACTOR=1, WASEDA_INTERVAL_ENABLED=False,
         RETRY_TIMES=0, RENDER_MODE="never", CLOSESPIDER_TIMEOUT=timeout,
@@ -272,7 +272,7 @@ def test_a_link_farm_at_full_speed_keeps_the_reactor_free_and_sigterm_closes_the
         "HOST_RESOLVE": ",".join(structures.host_resolve({1: "farm"}) + ["*.sandbox.test=127.0.0.1"])})
     proc = subprocess.Popen(cmd, cwd=harness.PROJECT_DIR, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(20)
+        time.sleep(12)
         assert proc.poll() is None  # the farm is far from done
         log, took = harness.interrupt(proc, signal.SIGTERM)
     finally:
