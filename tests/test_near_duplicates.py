@@ -1,6 +1,7 @@
 """Exact and near duplicates, English and Japanese (pure)."""
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -238,3 +239,28 @@ def test_two_real_releases_every_identical_text_and_shingle_set_is_found(tmp_pat
     assert all(run.matches[u].kind == "exact" for u in same_text if run.texts[run.matches[u].canonical] == run.texts[u])
     versioned = run.same_path_pairs(*RELEASE_SITES, at_least=0.9)
     assert len(versioned) >= 15 and [u for u in versioned if run.matches[u] is None] == []
+
+
+def test_lsh_bands_and_rows_are_datasketchs_choice_and_scipy_loads_only_if_called():
+    import subprocess
+    import sys
+
+    from datasketch.lsh import _optimal_param
+
+    from crawlproj.content.minhash_lsh import lsh_params
+
+    for num_perm in (16, 64, 128, 256):
+        for threshold in [t / 100 for t in range(5, 100, 5)] + [0.33, 0.87, 0.99]:
+            assert lsh_params(threshold, num_perm) == _optimal_param(threshold, num_perm, 0.5, 0.5), (threshold,
+                                                                                                      num_perm)
+    # A fresh process: the index is built without scipy.integrate; datasketch's own quad still
+    # works, loading it when called.
+    code = ("import sys\n"
+            "from crawlproj.content.near_duplicates import NearDuplicateIndex\n"
+            "NearDuplicateIndex()\n"
+            "loaded = 'scipy.integrate' in sys.modules\n"
+            "import datasketch.lsh\n"
+            "print(loaded, datasketch.lsh.integrate(lambda s: s, 0.0, 1.0)[0], 'scipy.integrate' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert proc.stdout.split() == ["False", "0.5", "True"], proc.stderr[-2000:]

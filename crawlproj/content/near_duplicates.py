@@ -26,9 +26,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from datasketch import LeanMinHash, MinHash, MinHashLSH
-
 from .. import defaults
+from .minhash_lsh import LeanMinHash, MinHash, minhash_lsh
 
 if TYPE_CHECKING:
     from .index_storage import IndexStorage
@@ -316,7 +315,7 @@ class NearDuplicateIndex(SigningShape):
         from .index_storage import MemoryIndexStorage
 
         super().__init__(threshold, num_perm, min_shingles, word_n, char_n, max_chars)
-        self.lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+        self.lsh = minhash_lsh(threshold, num_perm)
         self.storage = storage if storage is not None else MemoryIndexStorage()
         self.hashes: dict[str, str] = {}  # content hash -> key
         self.signatures: dict[str, np.ndarray] = {}  # key -> hash values

@@ -22,10 +22,10 @@ import hashlib
 import sqlite3
 
 import numpy as np
-from datasketch import MinHashLSH
 
 from .. import defaults
 from ..store.sqlite import connect
+from .minhash_lsh import minhash_lsh
 from .near_duplicates import SET_DIGEST, Fingerprint, Match, SigningShape
 
 _SCHEMA = (
@@ -55,7 +55,7 @@ class SqliteNearDuplicateIndex(SigningShape):
                  word_n: int = 5, char_n: int = 5, max_chars: int = 0) -> None:
         super().__init__(threshold, num_perm, min_shingles, word_n, char_n, max_chars)
         self.path = self.where = path
-        self.ranges = MinHashLSH(threshold=threshold, num_perm=num_perm).hashranges
+        self.ranges = minhash_lsh(threshold, num_perm).hashranges
         self.conn: sqlite3.Connection | None = connect(path)
         for statement in _SCHEMA:
             self.conn.execute(statement)

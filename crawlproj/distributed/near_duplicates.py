@@ -23,9 +23,9 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
-from datasketch import MinHashLSH
 
 from .. import defaults
+from ..content.minhash_lsh import minhash_lsh
 from ..content.near_duplicates import Fingerprint, Match, SigningShape
 from .connection import execute_pipeline, is_cluster
 from .keyspace import sharded
@@ -57,7 +57,7 @@ class RedisNearDuplicateIndex(SigningShape):
                  word_n: int = 5, char_n: int = 5, max_chars: int = 0) -> None:
         super().__init__(threshold, num_perm, min_shingles, word_n, char_n, max_chars)
         self.r, self.prefix = client, f"{prefix}:nd"
-        self.ranges = MinHashLSH(threshold=threshold, num_perm=num_perm).hashranges  # datasketch's b x r
+        self.ranges = minhash_lsh(threshold, num_perm).hashranges  # datasketch's b x r
         self.storage = _NoStorage()
 
     def __len__(self) -> int:
