@@ -355,7 +355,7 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="tiny inputs, the same code paths (make test)")
     opts = parser.parse_args()
     if opts.smoke:
-        opts.seconds, opts.queued, opts.queued_hosts, opts.items = 3.0, 20_000, 2_000, 500
+        opts.seconds, opts.queued, opts.queued_hosts, opts.items = 6.0, 20_000, 2_000, 500
         # Scrapy's close waits out every request its download slots hold, a delay each: at 5 s
         # the peer took half a minute to stop.
         opts.interval = 1.0

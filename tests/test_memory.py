@@ -52,11 +52,12 @@ def test_this_process_reads_its_resident_set_and_trims_its_heap():
 
 
 # -- a crawl of real pages ---------------------------------------------------------------
-def test_a_crawl_of_real_pages_does_not_grow_from_its_500th_to_its_1500th_page(tmp_path):
+def test_a_crawl_of_real_pages_does_not_grow_from_its_500th_to_its_1000th_page(tmp_path):
     """Real documentation pages from nginx, CPU-bound, every default on (near-duplicates, WARC,
     revisit state, render decision): the crawl's own readings of its resident set
     (crawlproj.memory) must not grow with the pages it has stored. Before the fix of the
-    link canonicaliser's memo, one page's parse tree stayed alive per page: about 1 GB here."""
+    link canonicaliser's memo, one page's parse tree stayed alive per page: about 400 MB over
+    these 500 pages. (The slope over long crawls is bench/memory.py's.)"""
     from sandbox.docsites import DOMAIN, HOST_RESOLVE, MEMORY_TEST_SITES, ensure_installed
     from sandbox.harness import error_lines, run_crawl
     from sandbox.servers import NginxServer
@@ -69,12 +70,12 @@ def test_a_crawl_of_real_pages_does_not_grow_from_its_500th_to_its_1500th_page(t
             "HOST_RESOLVE": HOST_RESOLVE, "ALLOWED_DOMAINS": DOMAIN, "STORE_URI": f"sqlite:///{tmp_path}/crawl.db",
             "CONCURRENT_REQUESTS": 16, "MIN_INTERVAL": 0, "INTERVAL_DURATION_FACTOR": 0,
             "WASEDA_INTERVAL_ENABLED": False, "KEEPALIVE_CLOSE_PAUSE": 0, "DASHBOARD_ENABLED": False,
-            "MEMORY_SAMPLE_INTERVAL": 0.5, "CLOSESPIDER_ITEMCOUNT": 1600}, timeout=600)
+            "MEMORY_SAMPLE_INTERVAL": 0.5, "CLOSESPIDER_ITEMCOUNT": 1100}, timeout=600)
     assert result.returncode == 0, result.log[-3000:]
     stats = result.stats
-    assert stats["item_scraped_count"] >= 1500
-    at_500, at_1500 = stats["process/rss_bytes_at_pages/500"], stats["process/rss_bytes_at_pages/1500"]
-    assert at_1500 - at_500 < 40 * MB, (at_500 / MB, at_1500 / MB, stats.get("process/rss_growth_per_1000_pages"))
+    assert stats["item_scraped_count"] >= 1000
+    at_500, at_1000 = stats["process/rss_bytes_at_pages/500"], stats["process/rss_bytes_at_pages/1000"]
+    assert at_1000 - at_500 < 40 * MB, (at_500 / MB, at_1000 / MB, stats.get("process/rss_growth_per_1000_pages"))
     assert error_lines(result.log) == []
 
 
