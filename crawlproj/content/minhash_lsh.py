@@ -71,6 +71,6 @@ def lsh_params(threshold: float, num_perm: int, false_positive_weight: float = 0
     return int(b), int(r)
 
 
-def minhash_lsh(threshold: float, num_perm: int, **kwargs: Any) -> Any:
+def minhash_lsh(threshold: float, num_perm: int) -> Any:
     """A datasketch ``MinHashLSH`` at ``threshold`` whose bands and rows :func:`lsh_params` chose."""
-    return MinHashLSH(threshold=threshold, num_perm=num_perm, params=lsh_params(threshold, num_perm), **kwargs)
+    return MinHashLSH(threshold=threshold, num_perm=num_perm, params=lsh_params(threshold, num_perm))

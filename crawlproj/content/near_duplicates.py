@@ -26,6 +26,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from .. import defaults
 from .minhash_lsh import LeanMinHash, MinHash, minhash_lsh
 
