@@ -11,7 +11,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -168,32 +168,50 @@ def run_crawl(
     settings: dict[str, object] | None = None,
     timeout: float = 600,
     extra: Sequence[str] = (),
+    until: Callable[[], bool] | None = None,
 ) -> CrawlResult:
-    """Run ``scrapy crawl`` in a subprocess from the project directory; stats land in workdir."""
+    """Run ``scrapy crawl`` in a subprocess from the project directory; stats land in workdir, its
+    log in ``workdir/crawl.log``. With ``until``, a condition polled twice a second, the crawl is
+    stopped as Ctrl-C stops it once the condition holds (a crawl judged by what it did, not by how
+    long it ran: a loaded machine does less in the same seconds); ending before that fails."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     stats_file = workdir / "stats.json"
     settings = {"STATS_FILE": str(stats_file), **(settings or {})}
     cmd = crawl_command(spider, args, settings) + list(extra)
+    log_file = workdir / "crawl.log"  # a file, not a pipe: a pipe nobody reads stalls a long crawl
     started = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, cwd=PROJECT_DIR, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as exc:  # keep what it said: a crawl that hangs must be explained
-        output = exc.stderr or b""
-        (workdir / "crawl.log").write_text(output.decode("utf-8", "replace") if isinstance(output, bytes) else output)
-        raise
+    with open(log_file, "w") as log:
+        proc = subprocess.Popen(cmd, cwd=PROJECT_DIR, stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            while until is not None and not until():
+                if proc.poll() is not None:
+                    raise RuntimeError(f"the crawl ended (exit {proc.returncode}) before its stop condition held:\n"
+                                       + log_file.read_text()[-3000:])
+                if time.monotonic() - started > timeout:
+                    raise subprocess.TimeoutExpired(cmd, timeout)
+                time.sleep(0.5)
+            if until is not None:
+                proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=max(1.0, timeout - (time.monotonic() - started)))
+        finally:
+            if proc.poll() is None:  # a crawl that hangs is killed; its log says where
+                proc.kill()
+                proc.wait()
     elapsed = time.monotonic() - started
-    (workdir / "crawl.log").write_text(proc.stderr)
     stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
-    return CrawlResult(proc.returncode, elapsed, proc.stderr, stats)
+    return CrawlResult(proc.returncode, elapsed, log_file.read_text(), stats)
 
 
 def crawl_sandbox(sandbox: SandboxProcess, workdir: str | os.PathLike, spider: str = "web",
-                  args: dict[str, str] | None = None, **settings: object) -> tuple[sqlite3.Connection, CrawlResult]:
-    """Crawl ``sandbox`` from its seeds into ``workdir/crawl.db``; fail loudly if the crawl fails."""
+                  args: dict[str, str] | None = None, until: Callable[[list[Record]], bool] | None = None,
+                  timeout: float = 600, **settings: object) -> tuple[sqlite3.Connection, CrawlResult]:
+    """Crawl ``sandbox`` from its seeds into ``workdir/crawl.db``; fail loudly if the crawl fails.
+    With ``until``, the crawl is stopped as Ctrl-C stops it once ``until(sandbox.records())`` holds."""
     db = Path(workdir) / "crawl.db"
     result = run_crawl(spider, workdir, args=args if args is not None else {"seeds": sandbox.seeds_file},
-                       settings={"HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{db}", **settings})
+                       settings={"HOST_RESOLVE": sandbox.host_resolve, "STORE_URI": f"sqlite:///{db}", **settings},
+                       timeout=timeout, until=(lambda: until(sandbox.records())) if until else None)
     if result.returncode != 0:
         raise RuntimeError(f"crawl failed ({result.returncode}):\n{result.log[-3000:]}")
     errors = error_lines(result.log)

@@ -76,8 +76,8 @@ SLOW_MODULES = {"test_benches", "test_memory", "test_scrapyd", "test_render_apps
 #: other tests they measure the load, so `make test` runs them after the parallel run of
 #: everything else, two at a time (each crawl and its server take about one core), and any that
 #: fails beside another again alone. (The revisit crawls on an accelerated clock left this list
-#: when their flake turned out to be a scheduling bug; of them, the dates test, which counts
-#: visits in a 30 s window, is marked serial itself.)
+#: when their flake turned out to be a scheduling bug; the dates test stops each crawl on the
+#: server's record of visits, not after so many seconds.)
 SERIAL_MODULES = {"test_distributed_crawl", "test_render_crawl", "test_politeness",
                   "test_ordering_crawl", "test_hostile_crawl", "test_frontier_crawl"}
 #: The modules whose tests take longest (a minute or more on a loaded machine), run first: four
