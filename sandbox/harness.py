@@ -122,15 +122,20 @@ def with_peak_rss(out: dict) -> dict:
     return out if "peak_rss_mb" in out else {**out, "peak_rss_mb": peak_rss_mb()}
 
 
+#: A running :class:`sandbox.zygote.Zygote` (the test session's), or None: with one,
+#: :func:`crawl_command` gives a crawl forked from it, already past its imports.
+ZYGOTE = None
+
+
 def crawl_command(spider: str, args: dict[str, str] | None = None, settings: dict[str, object] | None = None) -> list[str]:
-    cmd = [sys.executable, "-m", "scrapy", "crawl", spider]
+    cmd = ["scrapy", "crawl", spider]
     for key, value in (args or {}).items():
         cmd += ["-a", f"{key}={value}"]
     # The sandbox profile unless told otherwise: it serves every host from one loopback address.
     # Not recorded as the user's last crawl (LAST_CRAWL_FILE), unless asked: a test's store goes.
     for key, value in {"PROFILE": "sandbox", "LAST_CRAWL_FILE": "", **(settings or {})}.items():
         cmd += ["-s", f"{key}={json.dumps(value) if isinstance(value, (dict, list)) else value}"]
-    return cmd
+    return ZYGOTE.command(cmd) if ZYGOTE is not None else [sys.executable, "-m", *cmd]
 
 
 def interrupt(proc: subprocess.Popen, sig: int = signal.SIGINT, timeout: float = 60) -> tuple[str, float]:

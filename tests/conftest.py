@@ -4,7 +4,19 @@ from collections.abc import Iterator
 
 import pytest
 
+from sandbox import harness
 from sandbox.harness import SandboxProcess
+from sandbox.zygote import Zygote
+
+
+@pytest.fixture(scope="session", autouse=True)
+def crawl_zygote(tmp_path_factory) -> Iterator:
+    """Crawls the tests start are forked from one process that has loaded the crawler (sandbox/zygote.py):
+    each skips the second of imports a crawl process starts with, some 300 times a suite."""
+    with Zygote(tmp_path_factory.mktemp("zygote")) as zygote:
+        harness.ZYGOTE = zygote
+        yield zygote
+        harness.ZYGOTE = None
 
 
 @pytest.fixture
