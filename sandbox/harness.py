@@ -34,7 +34,7 @@ class SandboxProcess:
         self.web: SandboxWeb | None = None
 
     def start(self) -> SandboxProcess:
-        cmd = [sys.executable, "-m", "sandbox.server", "--port", "0", *self.args]
+        cmd = python_module("sandbox.server", "--port", "0", *self.args)
         if self.seeds_file:
             cmd += ["--seeds-file", self.seeds_file]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=PROJECT_DIR)
@@ -122,20 +122,25 @@ def with_peak_rss(out: dict) -> dict:
     return out if "peak_rss_mb" in out else {**out, "peak_rss_mb": peak_rss_mb()}
 
 
-#: A running :class:`sandbox.zygote.Zygote` (the test session's), or None: with one,
-#: :func:`crawl_command` gives a crawl forked from it, already past its imports.
+#: A running :class:`sandbox.zygote.Zygote` (the test session's), or None: with one, crawls
+#: and sandbox servers are forked from it, already past their imports.
 ZYGOTE = None
 
 
+def python_module(module: str, *args: str) -> list[str]:
+    """The command line of ``python -m module args...`` (forked from :data:`ZYGOTE` when there is one)."""
+    return ZYGOTE.command(module, *args) if ZYGOTE is not None else [sys.executable, "-m", module, *args]
+
+
 def crawl_command(spider: str, args: dict[str, str] | None = None, settings: dict[str, object] | None = None) -> list[str]:
-    cmd = ["scrapy", "crawl", spider]
+    cmd = ["crawl", spider]
     for key, value in (args or {}).items():
         cmd += ["-a", f"{key}={value}"]
     # The sandbox profile unless told otherwise: it serves every host from one loopback address.
     # Not recorded as the user's last crawl (LAST_CRAWL_FILE), unless asked: a test's store goes.
     for key, value in {"PROFILE": "sandbox", "LAST_CRAWL_FILE": "", **(settings or {})}.items():
         cmd += ["-s", f"{key}={json.dumps(value) if isinstance(value, (dict, list)) else value}"]
-    return ZYGOTE.command(cmd) if ZYGOTE is not None else [sys.executable, "-m", *cmd]
+    return python_module("scrapy", *cmd)
 
 
 def interrupt(proc: subprocess.Popen, sig: int = signal.SIGINT, timeout: float = 60) -> tuple[str, float]:

@@ -1,4 +1,5 @@
-"""``python -I -S zygote_client.py SOCKET scrapy ARGS...``: one crawl, forked by :mod:`sandbox.zygote`.
+"""``python -I -S zygote_client.py SOCKET MODULE ARGS...``: ``python -m MODULE ARGS...`` (a crawl,
+a sandbox server) forked by :mod:`sandbox.zygote`.
 
 Runs with the standard library only (``-S``: a start of milliseconds). It hands the zygote
 its standard streams, working directory, environment and arguments, passes on the signals
