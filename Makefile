@@ -43,13 +43,13 @@ crawl: setup
 
 ## make test: the whole suite (what CI runs), in two phases. TEST_WORKERS processes share the
 ## tests that tolerate a loaded machine (most wait on servers, not on the CPU); then SERIAL_WORKERS
-## processes share the `serial` ones (crawls judged against the wall clock, tests/conftest.py), two
-## at most on this 2-core machine. In each phase a process takes one test at a time, the longest
+## processes share the `serial` ones (crawls judged against the wall clock, tests/conftest.py): three
+## on this 2-core machine, as most of their time is spent waiting out politeness intervals. In each phase a process takes one test at a time, the longest
 ## first (LONGEST_FIRST), and a test that fails beside others runs again alone, and must pass
 ## alone (a crawl timed on a loaded machine measures the load, not the crawler).
 ## pytest's exit 5 (nothing selected, e.g. PYTEST_ARGS naming one file) is no failure.
 TEST_WORKERS ?= 4
-SERIAL_WORKERS ?= 2
+SERIAL_WORKERS ?= 3
 PYTEST := $(BIN)/python -m pytest -q -o cache_dir=$(VENV)/pytest-cache
 # $(call share,processes,marker expression): the tests so marked, shared, failures again alone.
 define share

@@ -1,8 +1,11 @@
 """The frontier in real crawls, judged from the sandbox server's record."""
 
+import pytest
+
 from sandbox.harness import crawl_sandbox as crawl
 
 
+@pytest.mark.serial  # wake-ups within 2.5 s of their due time
 def test_zero_violations_and_prompt_wakeups(sandbox_factory, tmp_path):
     sandbox = sandbox_factory("--hosts", "6", "--pages", "12", "--no-robots-mix")
     _, result = crawl(sandbox, tmp_path, MIN_INTERVAL=0.3)
@@ -19,6 +22,7 @@ def test_zero_violations_and_prompt_wakeups(sandbox_factory, tmp_path):
     assert result.stats["frontier/interval_rule/min_interval"] > 0
 
 
+@pytest.mark.serial  # the measured fetch duration is net of the crawler's own stalls
 def test_slow_host_rests_ten_times_its_fetch_duration(sandbox_factory, tmp_path):
     sandbox = sandbox_factory("--hosts", "3", "--pages", "6", "--no-robots-mix", "--host", "1:latency=0.04")
     _, result = crawl(sandbox, tmp_path, MIN_INTERVAL=0.05)
@@ -29,6 +33,7 @@ def test_slow_host_rests_ten_times_its_fetch_duration(sandbox_factory, tmp_path)
     assert result.stats["frontier/interval_rule/duration"] > 0
 
 
+@pytest.mark.serial  # a page parsed late can be overtaken by a deeper one
 def test_breadth_first_order_within_a_host(sandbox_factory, tmp_path):
     sandbox = sandbox_factory("--hosts", "1", "--pages", "60", "--no-robots-mix", "--out-links", "3")
     conn, _ = crawl(sandbox, tmp_path, MIN_INTERVAL=0.05)

@@ -8,11 +8,14 @@ import sqlite3
 import subprocess
 import time
 
+import pytest
+
 from sandbox.harness import PROJECT_DIR, crawl_command, crawl_sandbox, run_crawl
 
 INTERVAL = 0.1
 
 
+@pytest.mark.serial  # the root's links must all be queued before the next fetch is due
 def test_the_frontier_fetches_in_score_order_within_politeness(sandbox_factory, tmp_path):
     # One host whose root links every page: once the root is in, the order is the frontier's.
     sandbox = sandbox_factory("--hosts", "1", "--pages", "31", "--no-robots-mix", "--host", "0:content=variants")
@@ -59,6 +62,7 @@ def test_importance_state_persists_across_a_resume(sandbox_factory, tmp_path):
     assert sandbox.report(0.05)["violations"] == 0
 
 
+@pytest.mark.serial  # the list is read every 0.2 s, mid-crawl
 def test_opt_out_list_takes_effect_mid_crawl(sandbox_factory, tmp_path):
     sandbox = sandbox_factory("--hosts", "4", "--pages", "40", "--no-robots-mix")
     web = sandbox.web
@@ -95,6 +99,7 @@ def test_opt_out_list_takes_effect_mid_crawl(sandbox_factory, tmp_path):
     assert len([u for u in stored if f"//{target}" in u]) < len(expected - others)
 
 
+@pytest.mark.serial  # focus waits of 0.5 s
 def test_a_focused_crawl_fetches_the_topic_first_and_never_stalls_on_a_parked_host(sandbox_factory, tmp_path):
     """Topical ordering at the server: on-topic pages come before off-topic ones. One on-topic
     host answers only 503 and is parked for 10 minutes with on-topic URLs still queued: the

@@ -2,6 +2,8 @@
 
 import statistics
 
+import pytest
+
 from sandbox.harness import crawl_sandbox as crawl, run_crawl
 
 
@@ -14,6 +16,7 @@ def gaps_by_host(records):
     return out
 
 
+@pytest.mark.serial  # upper bounds on gaps: a fast host's rest < 0.15 s
 def test_waseda_interval_rests_slow_and_erroring_hosts_longer(sandbox_factory, tmp_path):
     # 16 kB pages: h0 fast and clean, h1 on a 64 kB/s line, h2 dropping 40% of connections halfway.
     sandbox = sandbox_factory("--hosts", "3", "--pages", "10", "--no-robots-mix", "--cross-host", "0",
@@ -137,6 +140,7 @@ def test_per_site_cap(sandbox_factory, tmp_path):
     assert result.stats["traps/max_pages_per_host"] > 0
 
 
+@pytest.mark.serial  # every gap but the two suspensions < 0.5 s
 def test_suspend_rests_a_host_after_a_run_of_pages(sandbox_factory, tmp_path):
     sandbox = sandbox_factory("--hosts", "1", "--pages", "12", "--no-robots-mix", "--cross-host", "0")
     _, result = crawl(sandbox, tmp_path, MIN_INTERVAL=0.02, SUSPEND_AFTER_PAGES=4, SUSPEND_FOR=0.5)
