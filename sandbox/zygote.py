@@ -31,6 +31,8 @@ import sys
 import threading
 from pathlib import Path
 
+from sandbox.servers import ServerProcess
+
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 CLIENT = Path(__file__).with_name("zygote_client.py")
 _OBJECT_PATH = re.compile(r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*\.[A-Za-z_][A-Za-z0-9_]*")
@@ -161,40 +163,25 @@ def _reap(clients: dict[int, socket.socket]) -> None:
             conn.close()
 
 
-class Zygote:
+class Zygote(ServerProcess):
     """``python -m sandbox.zygote`` on a socket in ``directory``, as a context manager."""
 
-    def __init__(self, directory: str | os.PathLike) -> None:
+    def __init__(self, directory: str | os.PathLike, startup_timeout: float = 60.0) -> None:
+        super().__init__(sys.executable, startup_timeout)
         self.path = str(Path(directory) / "zygote.sock")
-        self.proc: subprocess.Popen[str] | None = None
 
     def start(self) -> Zygote:
-        self.proc = subprocess.Popen([sys.executable, "-m", "sandbox.zygote", self.path], cwd=PROJECT_DIR,
-                                     stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen([self.binary, "-m", "sandbox.zygote", self.path], cwd=PROJECT_DIR,
+                                     stdout=subprocess.PIPE)
         assert self.proc.stdout is not None
-        if self.proc.stdout.readline().strip() != "ready":
+        if self.proc.stdout.readline().strip() != b"ready":
             self.stop()
-            raise RuntimeError("the zygote did not start")
+            raise RuntimeError("the zygote did not start (its error is above)")
         return self
 
     def command(self, module: str, *args: str) -> list[str]:
         """The command line that runs ``python -m module args...`` forked from this zygote."""
         return [sys.executable, "-I", "-S", str(CLIENT), self.path, module, *args]
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def __enter__(self) -> Zygote:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 if __name__ == "__main__":
