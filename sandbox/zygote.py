@@ -28,6 +28,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -164,19 +165,21 @@ def _reap(clients: dict[int, socket.socket]) -> None:
 
 
 class Zygote(ServerProcess):
-    """``python -m sandbox.zygote`` on a socket in ``directory``, as a context manager."""
+    """``python -m sandbox.zygote`` on a socket in a directory of its own, as a context manager."""
 
-    def __init__(self, directory: str | os.PathLike, startup_timeout: float = 60.0) -> None:
+    def __init__(self, startup_timeout: float = 60.0) -> None:
         super().__init__(sys.executable, startup_timeout)
-        self.path = str(Path(directory) / "zygote.sock")
+        self.dir = tempfile.mkdtemp(prefix="crawlproj-zygote-")  # short: a socket's path has 107 bytes at most
+        self.path = str(Path(self.dir) / "zygote.sock")
 
     def start(self) -> Zygote:
-        self.proc = subprocess.Popen([self.binary, "-m", "sandbox.zygote", self.path], cwd=PROJECT_DIR,
-                                     stdout=subprocess.PIPE)
+        log = Path(self.dir) / "zygote.log"
+        with open(log, "wb") as err:
+            self.proc = subprocess.Popen([self.binary, "-m", "sandbox.zygote", self.path], cwd=PROJECT_DIR,
+                                         stdout=subprocess.PIPE, stderr=err)
         assert self.proc.stdout is not None
         if self.proc.stdout.readline().strip() != b"ready":
-            self.stop()
-            raise RuntimeError("the zygote did not start (its error is above)")
+            raise self._failed("the zygote", log)
         return self
 
     def command(self, module: str, *args: str) -> list[str]:

@@ -10,10 +10,10 @@ from sandbox.zygote import Zygote
 
 
 @pytest.fixture(scope="session", autouse=True)
-def crawl_zygote(tmp_path_factory) -> Iterator:
+def crawl_zygote() -> Iterator:
     """Crawls the tests start are forked from one process that has loaded the crawler (sandbox/zygote.py):
     each skips the second of imports a crawl process starts with, some 300 times a suite."""
-    with Zygote(tmp_path_factory.mktemp("zygote")) as zygote:
+    with Zygote() as zygote:
         harness.ZYGOTE = zygote
         yield zygote
         harness.ZYGOTE = None
