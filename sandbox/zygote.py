@@ -103,6 +103,7 @@ def serve(path: str) -> None:
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     selector.register(wake_r, selectors.EVENT_READ)
+    selector.register(sys.stdin.fileno(), selectors.EVENT_READ)  # closed when whoever started it is gone
     clients: dict[int, socket.socket] = {}  # crawl pid -> its client, told how the crawl ended
     print("ready", flush=True)
     while True:
@@ -137,6 +138,9 @@ def serve(path: str) -> None:
                     pass
                 theirs.close()
                 clients[pid] = conn
+            elif key.fileobj == sys.stdin.fileno():
+                if not os.read(sys.stdin.fileno(), 4096):
+                    return
             else:
                 while True:
                     try:
@@ -175,8 +179,9 @@ class Zygote(ServerProcess):
     def start(self) -> Zygote:
         log = Path(self.dir) / "zygote.log"
         with open(log, "wb") as err:
+            # Its stdin is a pipe from here: when this process dies, the zygote sees it close, and ends.
             self.proc = subprocess.Popen([self.binary, "-m", "sandbox.zygote", self.path], cwd=PROJECT_DIR,
-                                         stdout=subprocess.PIPE, stderr=err)
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
         assert self.proc.stdout is not None
         if self.proc.stdout.readline().strip() != b"ready":
             raise self._failed("the zygote", log)
