@@ -17,6 +17,7 @@ and Scrapyd start crawls as processes of their own, so what they measure is a re
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -92,6 +93,10 @@ def _run(header: dict, fds: list[int], liveness: socket.socket) -> None:
 def serve(path: str) -> None:
     os.chdir(PROJECT_DIR)
     warm_up()
+    # What is loaded stays out of every child's collections (each would walk it, and copy the
+    # pages it touches): as a crawl's own start does (crawlproj.gc_tuning), collect, then freeze.
+    gc.collect()
+    gc.freeze()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
     listener.listen(128)
