@@ -8,8 +8,8 @@ the child takes the client's standard streams, working directory, environment an
 arguments and runs ``python -m MODULE ARGS...`` as Python would (``scrapy crawl ...``,
 ``sandbox.server ...``). The client stands in for that process to whoever started it: it
 passes on the signals it gets (Ctrl-C, SIGTERM), exits as the process exited, and when it
-is killed (kill -9) the process is killed too. Measured: a small crawl 0.35-0.40 CPU-s
-forked, 1.0 started afresh.
+is killed (kill -9) the process is killed too. Measured: a 3-page crawl 0.28-0.30 CPU-s
+forked, 1.16-1.26 started afresh.
 
 Only the test session uses it (:data:`sandbox.harness.ZYGOTE`); benches, ``make crawl``
 and Scrapyd start crawls as processes of their own, so what they measure is a real start.
