@@ -5,6 +5,8 @@ import socket
 import threading
 from collections import Counter
 
+import pytest
+
 from sandbox import harness, hostile
 
 INTERVAL = 0.05
@@ -42,6 +44,7 @@ class Listener:
         self.sock.close()
 
 
+@pytest.mark.xdist_group("chromium")  # it renders: timed beside no other browser (tests/test_render_crawl.py)
 def test_hostile_pages_end_named_while_ordinary_hosts_are_crawled_fully_and_politely(sandbox_factory, tmp_path):
     sandbox = sandbox_factory("--hosts", "4", "--pages", "15", "--cross-host", "0", "--host", "3:hostile=true,robots=allow")
     web = sandbox.web
