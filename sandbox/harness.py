@@ -106,6 +106,8 @@ class CrawlResult:
     elapsed: float
     log: str
     stats: dict = field(default_factory=dict)
+    #: Seconds from the stop signal (``run_crawl``'s ``until``) to the crawl's exit; None unsignalled.
+    stopped_after: float | None = None
 
 
 def peak_rss_mb() -> int:
@@ -179,11 +181,13 @@ def run_crawl(
     timeout: float = 600,
     extra: Sequence[str] = (),
     until: Callable[[], bool] | None = None,
+    stop_signal: int = signal.SIGINT,
 ) -> CrawlResult:
     """Run ``scrapy crawl`` in a subprocess from the project directory; stats land in workdir, its
     log in ``workdir/crawl.log``. With ``until``, a condition polled twice a second, the crawl is
-    stopped as Ctrl-C stops it once the condition holds (a crawl judged by what it did, not by how
-    long it ran: a loaded machine does less in the same seconds); ending before that fails."""
+    sent ``stop_signal`` (Ctrl-C's by default) once the condition holds (a crawl judged by what it
+    did, not by how long it ran: a loaded machine does less in the same seconds); ending before
+    that fails."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     stats_file = workdir / "stats.json"
@@ -201,16 +205,19 @@ def run_crawl(
                 if time.monotonic() - started > timeout:
                     raise subprocess.TimeoutExpired(cmd, timeout)
                 time.sleep(0.5)
+            signalled = None
             if until is not None:
-                proc.send_signal(signal.SIGINT)
+                proc.send_signal(stop_signal)
+                signalled = time.monotonic()
             proc.wait(timeout=max(1.0, timeout - (time.monotonic() - started)))
         finally:
             if proc.poll() is None:  # a crawl that hangs is killed; its log says where
                 proc.kill()
                 proc.wait()
-    elapsed = time.monotonic() - started
+    ended = time.monotonic()
     stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
-    return CrawlResult(proc.returncode, elapsed, log_file.read_text(), stats)
+    return CrawlResult(proc.returncode, ended - started, log_file.read_text(), stats,
+                       ended - signalled if signalled is not None else None)
 
 
 def crawl_sandbox(sandbox: SandboxProcess, workdir: str | os.PathLike, spider: str = "web",
