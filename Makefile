@@ -43,12 +43,13 @@ crawl: setup
 
 ## make test: the whole suite (what CI runs), in two phases. TEST_WORKERS processes share the
 ## tests that tolerate a loaded machine (most wait on servers, not on the CPU); then SERIAL_WORKERS
-## processes share the `serial` ones (crawls judged against the wall clock, tests/conftest.py): three
-## on this 2-core machine, as most of their time is spent waiting out politeness intervals. In each phase a process takes one test at a time, the longest
-## first (LONGEST_FIRST), the tests of one xdist_group one after another in one process (the timed
-## tests that start Chromium: renders beside another browser's are slower than the timeouts they
-## judge), and a test that fails beside others runs again alone, and must pass alone (a
-## crawl timed on a loaded machine measures the load, not the crawler).
+## processes share the `serial` ones (crawls judged against the wall clock, tests/conftest.py):
+## three on this 2-core machine, as most of their time is spent waiting out politeness intervals.
+## In each phase a process takes one test at a time, the longest first (LONGEST_FIRST), the tests
+## of one xdist_group one after another in one process (the timed tests that start Chromium:
+## renders beside another browser's are slower than the timeouts they judge), and a test that
+## fails beside others runs again alone, and must pass alone (a crawl timed on a loaded machine
+## measures the load, not the crawler).
 ## pytest's exit 5 (nothing selected, e.g. PYTEST_ARGS naming one file) is no failure.
 TEST_WORKERS ?= 4
 SERIAL_WORKERS ?= 3

@@ -86,10 +86,10 @@ SLOW_MODULES = {"test_benches", "test_memory", "test_scrapyd", "test_render_apps
 #: between fetches, gaps after answers cut off by a timeout, renders given up after a timeout,
 #: workers joining a crawl in time, an opt-out list read mid-crawl): on a machine loaded by
 #: other tests they measure the load, so `make test` runs them after the parallel run of
-#: everything else, three at a time (they mostly wait out intervals: the machine was 1.3 cores busy
-#: with three), and any that fails beside others again alone. (The revisit crawls on an accelerated clock left this list
-#: when their flake turned out to be a scheduling bug; the dates test stops each crawl on the
-#: server's record of visits, not after so many seconds.)
+#: everything else, three at a time (they mostly wait out intervals: the machine was 1.3 cores
+#: busy with three), and any that fails beside others again alone. (The revisit crawls on an
+#: accelerated clock left this list when their flake turned out to be a scheduling bug; the dates
+#: test stops each crawl on the server's record of visits, not after so many seconds.)
 #: Whole modules so judged; in test_politeness, test_frontier_crawl and test_ordering_crawl only
 #: the tests marked `serial` are (the others judge lower bounds, counts and orders a load cannot break).
 SERIAL_MODULES = {"test_distributed_crawl", "test_render_crawl", "test_hostile_crawl"}

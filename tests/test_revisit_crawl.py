@@ -32,8 +32,9 @@ def incremental_settings(sandbox, tmp_path, **extra):
 VISITS = 700
 
 
-def answered(records) -> int:
-    return sum(1 for r in records if r.path != "/robots.txt" and r.status in (200, 304))
+def answered(records) -> Counter:
+    """Page requests the server answered (200 or 304), by page."""
+    return Counter((r.host, r.path) for r in records if r.path != "/robots.txt" and r.status in (200, 304))
 
 
 def page_of(web, url):
@@ -88,7 +89,7 @@ def test_sigint_stops_cleanly_and_the_next_run_resumes_the_schedule(sandbox_fact
     # Interrupted once the server has answered every page and one page three times: a wait on
     # the server's record, not on the clock (beside other tests, 12 s once found 20 of 24 pages).
     def every_page_and_one_thrice(records):
-        pages = Counter((r.host, r.path) for r in records if r.path != "/robots.txt" and r.status in (200, 304))
+        pages = answered(records)
         return len(pages) == 24 and max(pages.values()) > 2
 
     _, first = crawl_sandbox(sandbox, tmp_path, until=every_page_and_one_thrice, timeout=120, **settings)
@@ -131,7 +132,7 @@ def test_dates_and_yes_no_visits_both_rank_pages_by_their_true_change_rates(sand
 
     def crawl(validators):
         sandbox, work = sandboxes[validators], tmp_path / validators
-        return crawl_sandbox(sandbox, work, until=lambda records: answered(records) >= VISITS,
+        return crawl_sandbox(sandbox, work, until=lambda records: answered(records).total() >= VISITS,
                              **incremental_settings(sandbox, work))[1]
 
     with ThreadPoolExecutor(2) as pool:  # the two crawls side by side: each is timed by its own clock
