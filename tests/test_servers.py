@@ -5,7 +5,6 @@ import socket
 import pytest
 import redis
 
-from sandbox import servers
 from sandbox.servers import RedisServer
 
 

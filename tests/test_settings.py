@@ -200,8 +200,6 @@ def test_a_page_out_of_retries_is_logged_as_a_warning_not_an_error(caplog):
 
 
 def test_an_unknown_setting_on_the_command_line_is_refused_and_known_ones_are_not():
-    from scrapy.settings import Settings
-
     from crawlproj.config import validate
 
     settings = project_settings(DOWNLOAD_DELAY=0, MIN_INTERVAL=2, PLAYWRIGHT_LAUNCH_OPTIONS={}, SCHEDULER_PERSIST=True,
