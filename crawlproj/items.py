@@ -46,6 +46,9 @@ class PageItem:
     # A document that is not HTML, as read (crawlproj.content.pdf.PdfDocument: kind, pages, text,
     # author, outcome); the store keeps it in its documents table.
     document: Any = None
+    # What users keep of the page (crawlproj.content.page_content.PageContent: main text, Markdown,
+    # description, dates...), set by the content stage; None when it was not extracted.
+    content: Any = None
 
 
 @dataclass
