@@ -400,8 +400,9 @@ STORE_URI: store_uri = "sqlite:///data/crawl.db"
 STORE_BATCH_SIZE: number(int, 1) = 200
 #: Seconds between flushes of a partial batch; a kill -9 loses at most this much work.
 STORE_FLUSH_INTERVAL: number(float, 0, inclusive=False) = 2.0
-#: Near-duplicates, revisit state, WARC, then the store, in that order.
+#: Content (text, Markdown, metadata), near-duplicates, revisit state, WARC, then the store, in that order.
 ITEM_PIPELINES: components = {
+    "crawlproj.content.content_pipeline.ContentPipeline": 250,
     "crawlproj.content.pipeline.NearDuplicatePipeline": 300,
     "crawlproj.revisit.pipeline.RevisitPipeline": 400,
     "crawlproj.store.archive.ArchivePipeline": 500,

@@ -7,6 +7,7 @@ is each page's normalised main text and its shingle set.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from crawlproj.content.budget import PageBudget
@@ -42,16 +43,26 @@ class ReleaseRun:
                 first_set.setdefault(key, url)
         return same_text, same_set
 
-    def same_path_pairs(self, old: DocSite, new: DocSite, at_least: float) -> list[str]:
+    def same_path_pairs(self, old: DocSite, new: DocSite, at_least: float, versions_only: bool = False) -> list[str]:
         """The newer release's pages whose same-path page in the older one has a Jaccard of
-        at least ``at_least`` with it (exact, from the shingle sets)."""
+        at least ``at_least`` with it (exact, from the shingle sets); ``versions_only``: of
+        those, the pages that differ from their twin by version numbers only."""
         out = []
         for url, text in self.texts.items():
             twin = url.replace(new.name, old.name, 1)
             if url.startswith(f"http://{new.name}/") and text and self.texts.get(twin) and \
-                    jaccard(shingles(text), shingles(self.texts[twin])) >= at_least:
+                    jaccard(shingles(text), shingles(self.texts[twin])) >= at_least and \
+                    (not versions_only or version_only(text, self.texts[twin])):
                 out.append(url)
         return out
+
+
+_VERSION = re.compile(r"\d+(?:\.\d+)+")
+
+
+def version_only(text: str, twin: str) -> bool:
+    """Whether two texts differ only by version numbers (1.14.2 for 1.16.0, and the like)."""
+    return _VERSION.sub("V", text) == _VERSION.sub("V", twin)
 
 
 def run_releases(index, sites: tuple[DocSite, ...], budget: PageBudget | None = None) -> ReleaseRun:  # noqa: ANN001

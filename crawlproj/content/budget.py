@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from .. import defaults
 
 #: One C-speed pass over a page's tags: "" for a start tag, "/" for an end tag, "!" or "?" for
@@ -55,9 +57,17 @@ class Nesting:
     cut_reason: str | None
 
 
-def tag_tally(html: str) -> tuple[int, int]:
+_TALLY_BYTES = re.compile(_TALLY.pattern.encode(), re.IGNORECASE)
+
+
+def tag_tally(html: str | bytes) -> tuple[int, int]:
     """``(start tags, estimated depth)``: the start tags counted in C (an upper bound on the
     page's elements and on its depth), less its end tags and common void elements."""
+    if isinstance(html, bytes):
+        tokens = _TALLY_BYTES.findall(html)
+        ends = tokens.count(b"/")
+        starts = len(tokens) - ends - tokens.count(b"!") - tokens.count(b"?")
+        return starts, starts - ends - (starts - tokens.count(b""))
     tokens = _TALLY.findall(html)
     ends = tokens.count("/")
     starts = len(tokens) - ends - tokens.count("!") - tokens.count("?")
@@ -121,6 +131,74 @@ def nesting(html: str, max_depth: int | None = None, max_elements: int | None = 
     return Nesting(deepest, elements, None, None)
 
 
+_HIDDEN_START = re.compile(r"<!--|<(script|style|textarea|title|xmp|iframe|noembed|noframes|plaintext)(?=[\s/>])",
+                           re.IGNORECASE)
+_TAG_NAME = re.compile(r"<(/?)([a-z][a-z0-9-]*)")
+_VOID_NAMES = np.array(sorted(VOID))
+#: The same for a page's undecoded bytes (an ASCII-compatible charset).
+_HIDDEN_START_BYTES = re.compile(_HIDDEN_START.pattern.encode(), re.IGNORECASE)
+_TAG_NAME_BYTES = re.compile(_TAG_NAME.pattern.encode())
+_VOID_NAMES_BYTES = np.array(sorted(name.encode() for name in VOID))
+_RAW_END_BYTES = {name.encode(): re.compile(f"</{name}".encode(), re.IGNORECASE) for name in RAW_TEXT}
+
+
+def _markup(html: str | bytes) -> list:
+    """The page's text outside comments and raw-text elements (whose ``<`` are no tags)."""
+    raw = isinstance(html, bytes)
+    hidden, raw_end, comment_end = ((_HIDDEN_START_BYTES, _RAW_END_BYTES, b"-->") if raw
+                                    else (_HIDDEN_START, _RAW_END, "-->"))
+    pieces, pos = [], 0
+    while True:
+        m = hidden.search(html, pos)
+        if m is None:
+            pieces.append(html[pos:])
+            break
+        pieces.append(html[pos : m.start()])
+        if m.group(1) is None:
+            end = html.find(comment_end, m.end())
+            pos = len(html) if end < 0 else end + 3
+        else:
+            closing = raw_end[m.group(1).lower()].search(html, m.end())
+            pos = len(html) if closing is None else closing.start() + 2  # past "</": its end tag is skipped too
+    return pieces
+
+
+def depth_bound(html: str | bytes) -> tuple[int, int]:
+    """``(start tags, depth bound)``: an upper bound on how deep a parser nests the page, from
+    its tags in document order, computed with numpy (no Python step per tag). Each name's open
+    elements are counted apart, an end tag closing one of its own name if one is open (a stray
+    end tag closes nothing, as in a parser); implied ends and end tags that close several
+    elements at once are not credited, so the bound can only be high, never low."""
+    raw = isinstance(html, bytes)
+    markup = (b"" if raw else "").join(_markup(html)).lower()
+    tokens = (_TAG_NAME_BYTES if raw else _TAG_NAME).findall(markup)
+    if not tokens:
+        return 0, 0
+    table = np.array(tokens)
+    ends, names = table[:, 0] == (b"/" if raw else "/"), table[:, 1]
+    kinds, ids = np.unique(names, return_inverse=True)
+    void = np.isin(kinds, _VOID_NAMES_BYTES if raw else _VOID_NAMES)[ids]
+    delta = np.where(ends, -1, np.where(void, 0, 1)).astype(np.int64)
+    starts = int(np.count_nonzero(~ends))
+    order = np.argsort(ids, kind="stable")
+    group, step = ids[order], delta[order]
+    first = np.concatenate(([True], group[1:] != group[:-1]))
+    total = np.cumsum(step)
+    base = np.maximum.accumulate(np.where(first, np.arange(len(step)), 0))
+    within = total - (total[base] - step[base])  # each name's running count
+    # Clipped at zero (a stray end tag): the running minimum within each name, made to restart
+    # at each name by an offset that makes every later name's values lower than any before.
+    rank = np.cumsum(first) - 1
+    offset = rank * (2 * len(step) + 2)
+    floor = np.minimum.accumulate(within - offset) + offset
+    clipped = within - np.minimum(floor, 0)
+    before = np.concatenate(([0], clipped[:-1]))
+    effect = clipped - np.where(first, 0, before)
+    in_order = np.empty_like(effect)
+    in_order[order] = effect
+    return starts, int(np.cumsum(in_order).max(initial=0))
+
+
 @dataclass(frozen=True)
 class PageBudget:
     """The bounds one page is held to (``PAGE_MAX_DEPTH``, ``PAGE_MAX_ELEMENTS``, ``MAIN_TEXT_MAX_DEPTH``)."""
@@ -141,7 +219,24 @@ class PageBudget:
         starts, estimate = tag_tally(html)
         if estimate <= self.main_text_max_depth and starts <= min(self.walk_start_tags, self.max_elements):
             return Nesting(max(estimate, 0), starts, None, None)
+        starts, bound = depth_bound(html)  # a page of many tags, or tags in its scripts
+        if bound <= self.main_text_max_depth and starts <= self.max_elements:
+            return Nesting(bound, starts, None, None)
         return nesting(html, self.max_depth, self.max_elements)
+
+    def settled(self, body: bytes) -> Nesting | None:
+        """The nesting of an undecoded page when one count settles it (as :meth:`measure`'s
+        first step, on the bytes: the tags are ASCII in any charset that keeps ASCII, which a
+        page without NUL bytes does), else None: decode it and :meth:`bounded` it."""
+        if b"\0" in body:  # UTF-16 or UTF-32: its tags are not ASCII bytes
+            return None
+        starts, estimate = tag_tally(body)
+        if estimate <= self.main_text_max_depth and starts <= min(self.walk_start_tags, self.max_elements):
+            return Nesting(max(estimate, 0), starts, None, None)
+        starts, bound = depth_bound(body)
+        if bound <= self.main_text_max_depth and starts <= self.max_elements:
+            return Nesting(bound, starts, None, None)
+        return None
 
     def bounded(self, html: str) -> tuple[str, Nesting]:
         """The part of the page that is within the bounds (all of it, nearly always), and its nesting."""

@@ -15,7 +15,7 @@ from ..items import PageItem
 from ..store import beside_store, settings_store
 from .budget import PageBudget
 from .extract import page_budget
-from .main_text import extract_main_text
+from .main_text import extract_main_text, with_title
 from .types import content_family
 from .offload import PageWorkers, StageTimeout
 from .near_duplicates import Fingerprint
@@ -30,6 +30,11 @@ def sign_page(body: bytes, charset: str | None, budget: PageBudget,
     Module-level, so that a helper process can run it."""
     found = extract_main_text(body, charset, budget, rendered)
     return found.limited, fingerprint_of(found.text)
+
+
+def _signed(limited: str | None, text: str, fingerprint_of: Callable[[str], Fingerprint]) -> tuple[str | None, Fingerprint]:
+    """:func:`sign_page`'s answer for a text extracted already."""
+    return limited, fingerprint_of(text)
 
 
 class LocalNearDuplicateIndex(SqliteNearDuplicateIndex):
@@ -96,6 +101,9 @@ class NearDuplicatePipeline:
             if item.document.kind != "pdf" or not item.document.text:
                 return item
             work, size = (self.index.fingerprint_of, item.document.text), len(item.document.text)
+        elif item.content is not None:  # the content stage's main text (and its reason, when limited)
+            text = with_title(item.content.title or item.title, item.content.text)
+            work, size = (_signed, item.content.limited, text, self.index.fingerprint_of), len(text)
         elif content_family(item.content_type, item.body) == "html":
             work = (sign_page, item.body, item.charset, self.budget, self.index.fingerprint_of, item.rendered)
             size = len(item.body)
@@ -115,7 +123,8 @@ class NearDuplicatePipeline:
             stats.inc_value("render/reader_text")
         elif limited:
             stats.inc_value(f"budget/main_text/{limited}")
-        item.text_length = print_.length
+        if item.content is None:
+            item.text_length = print_.length
         item.text_hash = print_.digest
         match = self.index.add(item.url, print_)
         stats.inc_value("near_duplicates/checked")

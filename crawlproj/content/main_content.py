@@ -1,0 +1,340 @@
+"""Which part of a parsed page is its main content (pure logic on a lexbor tree).
+
+One walk over the page's elements (after :func:`strip_junk`) scores its paragraphs the way
+Readability does: a paragraph of text scores by its length and commas, and passes its
+score to its block ancestors, less with each level up, so the element that holds the most
+running prose (the article's body) collects the most. Each candidate's score is scaled by
+its share of text that is not link text, and weighed by what its class and id say
+(``article-body`` and ``itemprop=articleBody`` for, ``comments`` and ``sidebar`` against).
+The best candidate, with the siblings that continue it, is the main content; inside it,
+:func:`is_boilerplate` names the parts a reader skips (share buttons, related links,
+captions, bylines, link lists), which the renderer leaves out.
+
+Everything per element here is a C call through selectolax (its tag, its own text, its
+children); attributes, which cost a Python dict each, are read only for the few elements
+that become candidates or lie inside the main content.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from dataclasses import dataclass, field
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+#: Elements whose content is never text a reader reads (removed with their content).
+JUNK_TAGS = ["script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed", "canvas",
+             "video", "audio", "map", "button", "select", "textarea", "input", "option", "head", "link", "meta",
+             "dialog"]
+#: Elements that lie in the flow of a paragraph: their text belongs to the paragraph around them.
+INLINE = frozenset(
+    "a abbr b bdi bdo big cite code data del dfn em font i ins kbd mark nobr q rp rt ruby s samp small span "
+    "strike strong sub sup time tt u var wbr br img label acronym picture source".split())
+#: Where a reader never looks for the article (removed wholesale when they are small).
+NAVIGATION_TAGS = frozenset({"nav", "aside", "footer", "header", "form", "menu"})
+#: Readability's starting score of a candidate by its tag.
+TAG_WEIGHT = {"div": 5, "article": 10, "main": 5, "section": 2, "pre": 3, "td": 3, "blockquote": 3,
+              "address": -3, "ol": -3, "ul": -3, "dl": -3, "dd": -3, "dt": -3, "li": -3, "form": -3,
+              "h1": -5, "h2": -5, "h3": -5, "h4": -5, "h5": -5, "h6": -5, "th": -5}
+#: A paragraph's text below this many characters (not counting spaces) scores nothing.
+MIN_PARAGRAPH = 25
+_COMMAS = re.compile(r"[,，、،]")
+
+#: Class and id words of the article's body (a candidate's weight +25).
+POSITIVE = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|prose|"
+                      r"storytext|articletext|abstract", re.I)
+#: Class and id words of what is not the article (a candidate's weight -25).
+NEGATIVE = re.compile(r"-ad-|(?<![a-z])ads?(?![a-z])|hidden|banner|combx|comment|com-|contact|foot|footnote|"
+                      r"gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|"
+                      r"skyscraper|sponsor|shopping|tags|tool|widget|taboola|newsletter|subscri|signup|"
+                      r"social|popular|trending|recommend|breadcrumb|cookie|consent|disqus|reply|replies|"
+                      r"byline|author|caption|credit|pagination|pager|navbar|menu|modal|popup", re.I)
+#: Within the main content: class and id words of parts a reader skips.
+BOILERPLATE = re.compile(
+    r"share|sharing|social|related|recommend|newsletter|subscri|signup|sign-up|promo|advert|sponsor|"
+    r"(?<![a-z])ads?(?![a-z])|-ad-|adslot|ad-slot|ad-container|adunit|outbrain|taboola|comment|disqus|"
+    r"breadcrumb|pagination|pager|cookie|consent|popup|modal|byline|author|dateline|timestamp|"
+    r"(?<![a-z])date(?![a-z])|posted|published|caption|credit|(?<![a-z])tags?(?![a-z])|tag-?list|"
+    r"toolbar|print|rating|trending|popular|more-stories|read-?more|further-reading|also-read|"
+    r"see-also-links|next-?prev|prev-?next|post-?nav|article-?nav|navigation|(?<![a-z])nav(?![a-z])|"
+    r"(?<![a-z])menu(?![a-z])|sidebar|widget|banner|masthead|(?<![a-z])bio(?![a-z])|about-?the-?author|"
+    r"hidden|visually-hidden|sr-only|screen-reader|skip-?link|donate|paywall|inline-?cta|(?<![a-z])cta(?![a-z])|"
+    r"(?<![a-z])meta(?![a-z])|entry-meta|post-meta|article-meta|infobox-ad|toc-?toggle|headerlink|permalink|"
+    r"gallery|slideshow|carousel|slider|lightbox|media-?title|media-?caption|photo-?credit|image-?credit|"
+    r"img-?caption|login|log-in|signin|sign-in|regist|paywall|report-?error|error-?report|feedback|"
+    r"last-?updated|updated-?date|submitted",
+    re.I)
+#: ... unless it also says it is the article's body itself.
+CONTENT_WORDS = re.compile(r"article-?body|articlebody|story-?body|entry-content|post-?content|post-?body|"
+                           r"article-?content|main-?content|body-?text|content-?body|(?<![a-z])prose", re.I)
+#: Elements kept whatever their class says: code, tables and definitions are content in documentation.
+ALWAYS_KEPT = frozenset({"pre", "code", "table", "dl", "tbody", "thead", "tr", "td", "th", "dt", "dd", "h1", "h2",
+                         "h3", "h4", "h5", "h6", "p", "blockquote", "li", "img", "picture"})
+#: Landmarks around the content (menus, sidebars, site header and footer), removed before the walk
+#: unless one holds much of the page's text (a page that puts its article in an <aside>).
+LANDMARKS = ("nav, aside, footer, menu, header, [role=navigation], [role=contentinfo], [role=banner], "
+             "[role=complementary], [role=search]")
+#: Elements hidden from readers (``hidden``, an inline ``display:none``, ``aria-hidden``).
+HIDDEN = '[hidden], [style*="display:none"], [style*="display: none"], [aria-hidden="true"]'
+
+
+def strip_junk(tree: LexborHTMLParser) -> None:
+    """Remove what no reader reads: scripts, styles, embedded objects, form controls, elements
+    hidden from readers, and the landmarks around the content (menus, sidebars, the site's
+    header and footer). A ``<header>`` that holds the page's ``<h1>`` is the article's own and
+    stays; so does a header, footer, sidebar or hidden element that holds much of the page's
+    text (a page that puts its article there, or collapses it behind a button)."""
+    for node in tree.css(_JUNK_SELECTOR):
+        node.decompose()
+    body = tree.body
+    if body is None:
+        return
+    total = None
+    for node in tree.css(_AROUND_SELECTOR):
+        tag = node.tag
+        if tag not in _NEVER_CONTENT:
+            if tag == "header" and node.css_first("h1") is not None:
+                continue
+            if total is None:
+                total = len(body.text())
+            if len(node.text()) > 0.4 * total:
+                continue
+        node.decompose()
+
+
+_JUNK_SELECTOR = ", ".join(JUNK_TAGS)
+_AROUND_SELECTOR = f"{LANDMARKS}, {HIDDEN}"
+#: Landmarks never taken for content, whatever their size.
+_NEVER_CONTENT = frozenset({"nav", "menu"})
+
+
+@lru_cache(maxsize=8192)
+def boilerplate_names(names: str) -> bool:
+    """Whether a class and id say "not the article" (pages repeat their class names: cached)."""
+    return bool(BOILERPLATE.search(names)) and not CONTENT_WORDS.search(names)
+
+
+def class_and_id(node: LexborNode) -> str:
+    attrs = node.attributes
+    return f"{attrs.get('class') or ''} {attrs.get('id') or ''}".strip()
+
+
+class Stats:
+    """One block element's text: its characters (outer spaces left out), of which inside links,
+    and its Readability score (from the paragraphs below it)."""
+
+    __slots__ = ("node", "text", "links", "score", "paragraphs")
+
+    def __init__(self, node: LexborNode) -> None:
+        self.node = node
+        self.text = self.links = self.paragraphs = 0
+        self.score = 0.0
+
+    @property
+    def link_density(self) -> float:
+        return self.links / self.text if self.text else 0.0
+
+
+@dataclass
+class MainContent:
+    """The main content: its root elements in document order (one, nearly always), the stats
+    of every block element by ``mem_id``, and the page's total text."""
+
+    roots: list[LexborNode]
+    stats: dict[int, Stats] = field(default_factory=dict)
+    page_text: int = 0
+
+    def of(self, node: LexborNode) -> Stats | None:
+        return self.stats.get(node.mem_id)
+
+
+_SCORED_TAGS = frozenset({"p", "pre", "blockquote", "td", "dd", "li"})
+_EMPTY = frozenset({"img", "br", "hr", "wbr", "source", "area", "col", "track", "-comment"})
+
+
+def score_blocks(body: LexborNode, max_depth: int) -> dict[int, Stats] | None:
+    """Every block element's :class:`Stats` by ``mem_id``, from one pass (None: the page nests
+    deeper than ``max_depth``). Inline elements' text joins the paragraph of the block around
+    them; a paragraph of ``MIN_PARAGRAPH`` characters or more, not mostly links, gives its score
+    to its five nearest ancestors (1, 1/2, 1/6, 1/9, 1/12 of it, as Readability).
+
+    The elements are visited children first (lexbor's pre-order, reversed), each adding its
+    figures to its parent's: no Python recursion, and one C call for each figure read."""
+    nodes = list(body.traverse())
+    if not nodes:
+        return {}
+    inline_tags, scored_tags, commas, empty_tags = INLINE, _SCORED_TAGS, _COMMAS.findall, _EMPTY
+    parent_of: dict[int, int] = {}
+    depth: dict[int, int] = {nodes[0].mem_id: 0}
+    for node in nodes[1:]:  # pre-order: a parent comes before its children
+        key, up = node.mem_id, node.parent.mem_id
+        parent_of[key] = up
+        level = depth[key] = depth[up] + 1
+        if level > max_depth:
+            return None
+    # [text, links, paragraph text, paragraph links] gathered from each element's children
+    gathered: dict[int, list[int]] = {}
+    scores: dict[int, float] = {}
+    stats: dict[int, Stats] = {}
+    dividers = (1.0, 2.0, 6.0, 9.0, 12.0)
+    for node in reversed(nodes):
+        tag = node.tag
+        key = node.mem_id
+        up = parent_of.get(key)
+        if tag in empty_tags:
+            continue
+        own = node.text(deep=False)
+        own_text = len(own.strip()) if own else 0
+        got = gathered.get(key)
+        if got is None:
+            total, links, para_text, para_links = own_text, 0, own_text, 0
+        else:
+            total, links = own_text + got[0], got[1]
+            para_text, para_links = own_text + got[2], got[3]
+        if tag in inline_tags:
+            if tag == "a":
+                links = total
+            if up is not None:
+                acc = gathered.get(up)
+                if acc is None:
+                    gathered[up] = [total, links, total, links]
+                else:
+                    acc[0] += total
+                    acc[1] += links
+                    acc[2] += total
+                    acc[3] += links
+            continue
+        block = stats[key] = Stats(node)
+        block.text, block.links = total, links
+        block.score = scores.get(key, 0.0)
+        if up is not None:
+            acc = gathered.get(up)
+            if acc is None:
+                gathered[up] = [total, links, 0, 0]
+            else:
+                acc[0] += total
+                acc[1] += links
+        if para_text >= MIN_PARAGRAPH and para_links < 0.5 * para_text:
+            score = 1 + len(commas(node.text(deep=True) if tag in scored_tags else own)) + min(para_text // 100, 3)
+            block.paragraphs += 1
+            ancestor = up
+            for divider in dividers:
+                if ancestor is None:
+                    break
+                scores[ancestor] = scores.get(ancestor, 0.0) + score / divider
+                ancestor = parent_of.get(ancestor)
+    # Scores reached ancestors after their Stats were made? No: ancestors come later in reversed
+    # pre-order, so each block read its final score when it was made.
+    return stats
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _weight(stats: Stats) -> float:
+    """Readability's class weight, and crawlproj's semantic hints."""
+    node = stats.node
+    weight = TAG_WEIGHT.get(node.tag, 0)
+    attrs = node.attributes
+    names = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
+    if attrs.get("itemprop") == "articleBody":
+        weight += 50
+    if names.strip():
+        if NEGATIVE.search(names) and not CONTENT_WORDS.search(names):
+            weight -= 25
+        if POSITIVE.search(names):
+            weight += 25
+    role = attrs.get("role")
+    if role in ("main", "article"):
+        weight += 10
+    elif role in ("navigation", "complementary", "contentinfo", "banner"):
+        weight -= 25
+    return weight
+
+
+def find_main_content(tree: LexborHTMLParser, max_depth: int = 256) -> MainContent | None:
+    """The main content of a page whose junk is stripped (:func:`strip_junk`); None when the
+    page has no body, or nests deeper than ``max_depth`` (the caller then reads all its text)."""
+    body = tree.body
+    if body is None:
+        return None
+    stats = score_blocks(body, max_depth)
+    if stats is None:
+        return None
+    page_text = stats[body.mem_id].text if body.mem_id in stats else 0
+    candidates = [s for s in stats.values() if s.score > 0]
+    if not candidates:
+        return MainContent([body], stats, page_text)
+    # The weight reads attributes: only for the best few by score alone.
+    candidates.sort(key=lambda s: s.score, reverse=True)
+    best, best_score = None, float("-inf")
+    for s in candidates[:12]:
+        final = (s.score + _weight(s)) * (1 - s.link_density)
+        if final > best_score:
+            best, best_score = s, final
+    assert best is not None
+    best = _climb(best, stats)
+    return MainContent(_with_siblings(best, best_score, stats), stats, page_text)
+
+
+def _climb(best: Stats, stats: dict[int, Stats]) -> Stats:
+    """A candidate whose parent holds little more text than it does is one part of a wrapper
+    the article's pieces share (an ad cut it in two): the wrapper is taken, when its extra text
+    is prose, not links."""
+    node = best
+    while True:
+        parent = node.node.parent
+        up = stats.get(parent.mem_id) if parent is not None else None
+        if up is None or up.node.tag in ("body", "html"):
+            return node
+        extra = up.text - node.text
+        extra_links = up.links - node.links
+        if extra <= 0.15 * node.text and extra_links <= 0.5 * max(extra, 1) + 20:
+            node = up
+            continue
+        return node
+
+
+def _with_siblings(best: Stats, best_score: float, stats: dict[int, Stats]) -> list[LexborNode]:
+    """The best candidate and the siblings that continue it: as Readability, a sibling that
+    scores well, or a paragraph of prose."""
+    parent = best.node.parent
+    if parent is None:
+        return [best.node]
+    threshold = max(10.0, best_score * 0.2)
+    roots = []
+    for sibling in parent.iter():
+        if sibling.mem_id == best.node.mem_id:
+            roots.append(sibling)
+            continue
+        s = stats.get(sibling.mem_id)
+        if s is None or s.text == 0:
+            continue
+        if s.score and (s.score + _weight(s)) * (1 - s.link_density) >= threshold:
+            roots.append(sibling)
+        elif sibling.tag == "p" and s.link_density < 0.25 and s.text > 80:
+            roots.append(sibling)
+    return roots
+
+
+def is_boilerplate(node: LexborNode, content: MainContent, root_text: int) -> bool:
+    """Whether a reader skips this element of the main content (and everything in it)."""
+    tag = node.tag
+    if tag in ALWAYS_KEPT:
+        return False
+    s = content.of(node)
+    text = s.text if s is not None else 0
+    if tag in NAVIGATION_TAGS and text < 0.5 * root_text:
+        return True
+    if tag == "figcaption":
+        return True
+    names = class_and_id(node)
+    if names and text < 0.5 * root_text and boilerplate_names(names):
+        return True
+    if s is not None and s.text and tag in ("ul", "ol", "div", "section", "span", "figure", "menu", "nav"):
+        # Lists and boxes of links: related stories, tag clouds, "more from".
+        if s.link_density > 0.5 and s.text < 0.5 * root_text:
+            return True
+    return False

@@ -1,0 +1,133 @@
+"""What a page's content becomes: main text, Markdown and metadata (pure functions, no crawl)."""
+
+from crawlproj.content.budget import PageBudget, depth_bound, nesting
+from crawlproj.content.extraction import extract_content, without_unread
+from crawlproj.content.metadata import iso_date
+
+ARTICLE = """<!DOCTYPE html><html lang="en-GB"><head>
+<title>Rivers of Europe | The Daily Example</title>
+<meta name="description" content="A tour of the rivers.">
+<meta property="og:title" content="Rivers of Europe">
+<meta property="article:published_time" content="2024-03-05T09:30:00+01:00">
+<link rel="canonical" href="/news/rivers">
+<script type="application/ld+json">{"@context": "https://schema.org", "@graph": [
+  {"@type": "WebSite", "name": "The Daily Example"},
+  {"@type": "NewsArticle", "headline": "Rivers of Europe", "author": [{"@type": "Person", "name": "Ada Lovelace"}],
+   "datePublished": "2024-03-05T09:30:00+01:00", "dateModified": "2024-03-06"}]}</script>
+<style>p { color: red }</style></head>
+<body>
+<header class="site"><a href="/">The Daily Example</a><nav><a href="/world">World</a> <a href="/sport">Sport</a></nav></header>
+<main><article>
+<h1>Rivers of Europe</h1>
+<p class="byline">By Ada Lovelace</p>
+<time datetime="2024-03-05">March 5, 2024</time>
+<p>The Danube flows through ten countries, more than any other river in the world, and it carries
+a long history of trade, war and music along its banks.</p>
+<div class="share-buttons"><a href="https://x.test/share">Share on X</a> <a href="https://f.test/s">Facebook</a></div>
+<h2>Lengths</h2>
+<p>Its length is <strong>2,850 km</strong>, and <em>the Rhine</em> is shorter: see
+<a href="/rivers/rhine">the Rhine's page</a> for its figures, which are kept there.</p>
+<figure><img src="/img/danube.jpg" alt="The Danube at Budapest"><figcaption>The river at dusk. Photo: A. Person</figcaption></figure>
+<table><tr><th>River</th><th>Length</th></tr><tr><td>Danube</td><td>2,850 km</td></tr><tr><td>Rhine</td><td>1,233 km</td></tr></table>
+<ul><li>It rises in the Black Forest, at Donaueschingen.</li><li>It ends in the Black Sea, in a wide delta.</li></ul>
+<pre><code class="language-python">print("hello, river")
+</code></pre>
+<dl><dt>Delta</dt><dd>Where a river meets the sea, in many arms.</dd></dl>
+<p>Advertisement</p>
+<div class="related-articles"><h3>More from us</h3><ul><li><a href="/a">Lakes of Asia</a></li><li><a href="/b">Seas</a></li></ul></div>
+</article></main>
+<aside class="sidebar"><p>Most read today: a long list of other stories that are not this one at all, none of them.</p></aside>
+<footer><p>Copyright 2024 The Daily Example. All rights reserved.</p></footer>
+</body></html>"""
+
+
+def test_the_article_alone_is_the_main_text_in_reading_order():
+    content = extract_content(ARTICLE.encode(), "utf-8", "https://news.test/2024/rivers")
+    text = content.text
+    assert text.startswith("The Danube flows through ten countries")
+    for kept in ("Lengths", "2,850 km", "the Rhine's page", "Danube | 2,850 km", "It rises in the Black Forest",
+                 'print("hello, river")', "Delta", "Where a river meets the sea"):
+        assert kept in text, kept
+    for left in ("Rivers of Europe", "By Ada Lovelace", "March 5, 2024", "Share on X", "The river at dusk",
+                 "Advertisement", "Lakes of Asia", "Most read today", "Copyright", "World", "color: red"):
+        assert left not in text, left
+    assert text.index("Lengths") < text.index("Danube | 2,850 km") < text.index("Delta")
+    assert content.limited is None
+
+
+def test_markdown_keeps_the_structure_with_absolute_links():
+    md = extract_content(ARTICLE.encode(), "utf-8", "https://news.test/2024/rivers").markdown
+    assert md.startswith("# Rivers of Europe\n\n")  # the headline stays in the Markdown
+    assert "## Lengths" in md
+    assert "**2,850 km**" in md and "*the Rhine*" in md
+    assert "[the Rhine's page](https://news.test/rivers/rhine)" in md
+    assert "![The Danube at Budapest](https://news.test/img/danube.jpg)" in md
+    assert "| River | Length |\n| --- | --- |\n| Danube | 2,850 km |" in md
+    assert "- It rises in the Black Forest, at Donaueschingen.\n- It ends in the Black Sea" in md
+    assert '```python\nprint("hello, river")\n```' in md
+    assert "Delta\n\n:   Where a river meets the sea" in md
+    assert "Share on X" not in md and "Lakes of Asia" not in md and "Photo: A. Person" not in md
+
+
+def test_what_the_page_states_about_itself():
+    content = extract_content(ARTICLE.encode(), "utf-8", "https://news.test/2024/rivers")
+    assert content.title == "Rivers of Europe"
+    assert content.description == "A tour of the rivers."
+    assert content.language == "en"
+    assert content.canonical_url == "https://news.test/news/rivers"
+    assert content.author == "Ada Lovelace"
+    assert content.published == "2024-03-05T09:30:00+01:00"
+    assert content.modified == "2024-03-06"
+
+
+def test_metadata_falls_back_through_meta_names_and_time_elements():
+    page = b"""<html><head><title>T</title><meta name="author" content="By Grace Hopper">
+    <meta name="DC.date.issued" content="2019/11/19"></head><body><p>x</p>
+    <article><time datetime="2020-01-02T03:04:05Z">then</time></article></body></html>"""
+    content = extract_content(page, "utf-8", "http://h.test/")
+    assert content.author == "Grace Hopper" and content.published == "2019-11-19"
+    assert extract_content(b"<html><body><article><time datetime='2020-01-02T03:04:05Z'>x</time></article></body></html>",
+                           "utf-8").published == "2020-01-02T03:04:05+00:00"
+    assert iso_date("Tue, 19 Nov 2019 08:00:00 GMT") == "2019-11-19T08:00:00+00:00"
+    assert iso_date("20191119") == "2019-11-19" and iso_date("not a date") is None and iso_date("0001-01-01") is None
+
+
+def test_markdown_can_be_left_out_and_text_capped():
+    content = extract_content(ARTICLE.encode(), "utf-8", markdown=False, max_chars=120)
+    assert content.markdown == "" and len(content.text) <= 120 and content.limited == "max_chars"
+
+
+def test_a_page_without_an_article_keeps_its_prose_and_drops_link_lists():
+    page = b"""<html><body><div id="menu"><ul><li><a href=/1>One</a></li><li><a href=/2>Two</a></li></ul></div>
+    <div class="text"><p>Plain words of a small site, written by hand, with no article element at all.</p>
+    <p>A second paragraph, which says a little more about the same small subject.</p></div></body></html>"""
+    text = extract_content(page, "utf-8").text
+    assert "Plain words of a small site" in text and "A second paragraph" in text
+    assert "One" not in text
+
+
+def test_japanese_pages_in_their_own_charsets():
+    page = "<html><head><title>川の話</title></head><body><div id=\"main\"><p>日本の川は短く、流れが速い。" \
+           "山から海まで一日で下る川もある。</p><p>雨の多い季節には、水量が大きく変わる。</p></div></body></html>"
+    for charset in ("shift_jis", "euc-jp", "utf-8"):
+        content = extract_content(page.encode(charset), charset)
+        assert "日本の川は短く" in content.text and "水量が大きく変わる" in content.text, charset
+        assert content.title == "川の話"
+
+
+def test_scripts_styles_and_comments_are_skipped_before_the_parse_json_ld_kept():
+    body = (b'<p>a<!-- x --><script>var s = "</p><p>not text";</script>'
+            b'<script type="application/ld+json">{"a": 1}</script><style>p{}</style><p>b<!-- unclosed')
+    assert without_unread(body) == (b'<p>a<script></script><script type="application/ld+json">{"a": 1}</script>'
+                                    b'<style></style><p>b')
+
+
+def test_the_depth_bound_is_never_below_the_parsers_depth():
+    pages = ["<div><div><p>a</div></div>", "<div>" * 300, "<div></b>" * 500, "<ul>" + "<li>x" * 400 + "</ul>",
+             "<!--" + "</div>" * 50 + "-->" + "<div>" * 30, "<script>'<div>'</script><span>x</span>"]
+    for page in pages:
+        starts, bound = depth_bound(page)
+        assert bound >= nesting(page).depth and depth_bound(page.encode()) == (starts, bound), page[:40]
+    # a page of many tags whose nesting the bound settles is not walked tag by tag
+    wide = "<html><body>" + "<div><p>para <a href=/x>x</a> text</p></div>" * 3000 + "</body></html>"
+    assert PageBudget().settled(wide.encode()).cut_reason is None
