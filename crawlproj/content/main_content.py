@@ -45,8 +45,8 @@ _COMMAS = re.compile(r"[,，、،]")
 POSITIVE = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|prose|"
                       r"storytext|articletext|abstract", re.I)
 #: Class and id words of what is not the article (a candidate's weight -25).
-NEGATIVE = re.compile(r"-ad-|(?<![a-z])ads?(?![a-z])|hidden|banner|combx|comment|com-|contact|foot|footnote|"
-                      r"gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|"
+NEGATIVE = re.compile(r"-ad-|(?<![a-z])ads?(?![a-z])|(?:^|\s)(?:hidden|hide|hid)(?:$|\s)|banner|combx|comment|com-|contact|foot|footnote|"
+                      r"gdpr|masthead|media|meta|outbrain|(?<![a-z])promo(?!ted)|related|scroll|share|shoutbox|sidebar|"
                       r"skyscraper|sponsor|shopping|tags|tool|widget|taboola|newsletter|subscri|signup|"
                       r"social|popular|trending|recommend|breadcrumb|cookie|consent|disqus|reply|replies|"
                       r"byline|author|caption|credit|pagination|pager|navbar|menu|modal|popup", re.I)
@@ -96,11 +96,27 @@ def strip_junk(tree: LexborHTMLParser) -> None:
         if tag not in _NEVER_CONTENT:
             if tag == "header" and node.css_first("h1") is not None:
                 continue
+            if _in_content(node):  # the article's own header, footer or aside: judged with the article
+                continue
             if total is None:
                 total = len(body.text())
             if len(node.text()) > 0.4 * total:
                 continue
         node.decompose()
+
+
+def _in_content(node: LexborNode) -> bool:
+    """Whether ``node`` lies in the page's ``<main>`` or an ``<article>`` (a landmark there is the
+    article's own: its header holds the lead, its aside a fact box)."""
+    up = node.parent
+    while up is not None:
+        tag = up.tag
+        if tag in ("main", "article"):
+            return True
+        if tag in ("body", "html"):
+            return False
+        up = up.parent
+    return False
 
 
 _JUNK_SELECTOR = ", ".join(JUNK_TAGS)
@@ -233,19 +249,42 @@ class _TooDeep(Exception):
     pass
 
 
-def _weight(stats: Stats) -> float:
-    """Readability's class weight, and crawlproj's semantic hints."""
-    node = stats.node
-    weight = TAG_WEIGHT.get(node.tag, 0)
+#: Class and id names of an article's body container (a strong hint, not just a word in a name).
+ARTICLE_BODY = re.compile(
+    r"(?:^|[\s_-])(?:article-?body|articlebody|article__body|article-?content|articlecontent|article__content|"
+    r"article-?text|articletext|story-?body|storybody|story-?content|storycontent|story-?text|post-?content|"
+    r"postcontent|post-?body|postbody|post-?entry|entry-?content|entry-?body|entrytext|body-?text|bodytext|"
+    r"main-?text|blog-?content|single-?content|page-?content|text-?content|content-?body|rich-?text|"
+    r"article-?section|td-post-content|c-entry-content|l-article__text|caas-body)(?:$|[\s_-])|"
+    r"#(?:story|article|content|maincontent|main-content|articlecontent|bodytext)$", re.I)
+#: Where an article never is: a candidate so named is junk, and the walk is made again without it.
+JUNK_REGION = re.compile(r"comment|disqus|respond|repl(?:y|ies)|sidebar|related|recommend|also-?read|"
+                         r"more-?stories|next-?posts?|prev-?posts?|popular|trending|newsletter|subscribe|"
+                         r"outbrain|taboola|(?<![a-z])promo(?!ted)|sponsor|footer|breadcrumb|share|social", re.I)
+
+
+def _names(node: LexborNode) -> str:
     attrs = node.attributes
-    names = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
-    if attrs.get("itemprop") == "articleBody":
-        weight += 50
-    if names.strip():
+    return f"{attrs.get('class') or ''} #{attrs.get('id') or ''}"
+
+
+def _weight(stats: Stats) -> float:
+    """Readability's class weight, and crawlproj's semantic hints. A name that merely contains
+    a word of the body (``content``, ``post``, ``main``: most wrappers have one) adds at most
+    half the candidate's own score, and 10, so that a box or a page's wrapper so named does not
+    outscore the article; ``itemprop=articleBody``
+    and an article body's own class name add at least 25, or double the score."""
+    node = stats.node
+    weight = float(TAG_WEIGHT.get(node.tag, 0))
+    attrs = node.attributes
+    names = f"{attrs.get('class') or ''} #{attrs.get('id') or ''}"
+    if attrs.get("itemprop") == "articleBody" or ARTICLE_BODY.search(names):
+        weight += max(25.0, stats.score)
+    elif names.strip(" #"):
         if NEGATIVE.search(names) and not CONTENT_WORDS.search(names):
             weight -= 25
-        if POSITIVE.search(names):
-            weight += 25
+        elif POSITIVE.search(names):
+            weight += min(10.0, stats.score / 2)
     role = attrs.get("role")
     if role in ("main", "article"):
         weight += 10
@@ -254,29 +293,77 @@ def _weight(stats: Stats) -> float:
     return weight
 
 
+def _junk(stats: Stats) -> bool:
+    """Whether a candidate is a region the article never is (comments, sidebars, related links)."""
+    names = _names(stats.node)
+    return bool(JUNK_REGION.search(names)) and not ARTICLE_BODY.search(names) and not CONTENT_WORDS.search(names) \
+        and stats.node.attributes.get("itemprop") != "articleBody" and stats.node.tag not in ("body", "main", "article")
+
+
+#: Candidates whose class weight is read (by raw score): enough to meet the article's container.
+TOP_CANDIDATES = 12
+#: Candidates that score this share of the best one's or more are its peers (:func:`_common_ancestor`).
+CLOSE = 0.75
+
+
 def find_main_content(tree: LexborHTMLParser, max_depth: int = 256) -> MainContent | None:
     """The main content of a page whose junk is stripped (:func:`strip_junk`); None when the
-    page has no body, or nests deeper than ``max_depth`` (the caller then reads all its text)."""
+    page has no body, or nests deeper than ``max_depth`` (the caller then reads all its text).
+
+    The best few candidates by score are weighed by their names; a region the article never
+    is (comments, a sidebar, related stories) that scored among them is removed and the page
+    scored again, so that its paragraphs do not lift the wrapper it shares with the article."""
     body = tree.body
     if body is None:
         return None
-    stats = score_blocks(body, max_depth)
-    if stats is None:
-        return None
+    for _ in range(3):
+        stats = score_blocks(body, max_depth)
+        if stats is None:
+            return None
+        candidates = sorted((s for s in stats.values() if s.score > 0), key=lambda s: s.score, reverse=True)
+        top = candidates[:TOP_CANDIDATES]
+        best_raw = top[0].score if top else 0.0
+        junk = [s for s in top if s.score >= 0.2 * best_raw and _junk(s)]
+        if not junk:
+            break
+        for s in junk:
+            s.node.decompose()
     page_text = stats[body.mem_id].text if body.mem_id in stats else 0
-    candidates = [s for s in stats.values() if s.score > 0]
-    if not candidates:
+    if not top:
         return MainContent([body], stats, page_text)
-    # The weight reads attributes: only for the best few by score alone.
-    candidates.sort(key=lambda s: s.score, reverse=True)
-    best, best_score = None, float("-inf")
-    for s in candidates[:12]:
-        final = (s.score + _weight(s)) * (1 - s.link_density)
-        if final > best_score:
-            best, best_score = s, final
-    assert best is not None
+    finals = [((s.score + _weight(s)) * (1 - s.link_density), s) for s in top]
+    best_score, best = max(finals, key=lambda f: f[0])
+    best = _common_ancestor(best, [s for f, s in finals if s is not best and f >= CLOSE * best_score], stats)
     best = _climb(best, stats)
     return MainContent(_with_siblings(best, best_score, stats), stats, page_text)
+
+
+def _common_ancestor(best: Stats, close: list[Stats], stats: dict[int, Stats]) -> Stats:
+    """As Readability: when three or more candidates score nearly as well as the best and lie
+    under one of its ancestors, the article is in pieces (sections, ad breaks) and that ancestor
+    holds it all."""
+    if len(close) < 3:
+        return best
+    keys = {s.node.mem_id for s in close}
+    node = best.node.parent
+    while node is not None and node.tag not in ("body", "html"):
+        inside = sum(1 for key in keys if _is_under(stats[key].node, node))
+        if inside >= 3:
+            return stats.get(node.mem_id, best)
+        node = node.parent
+    return best
+
+
+def _is_under(node: LexborNode, ancestor: LexborNode) -> bool:
+    target = ancestor.mem_id
+    node = node.parent
+    for _ in range(64):
+        if node is None:
+            return False
+        if node.mem_id == target:
+            return True
+        node = node.parent
+    return False
 
 
 def _climb(best: Stats, stats: dict[int, Stats]) -> Stats:

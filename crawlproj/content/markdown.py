@@ -26,9 +26,14 @@ HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 MAX_LIST_DEPTH = 8
 
 
+#: Characters no reader sees: soft hyphens, zero-width spaces, word joiners, byte-order marks.
+_INVISIBLE_CHARS = str.maketrans("", "", "\u00ad\u200b\u2060\ufeff")
+
+
 def _fold(text: str) -> str:
-    """Whitespace runs folded to one space, as a browser shows them (ends kept as one space)."""
-    folded = " ".join(text.split())
+    """Whitespace runs folded to one space, as a browser shows them (ends kept as one space),
+    and the characters no reader sees left out."""
+    folded = " ".join(text.translate(_INVISIBLE_CHARS).split())
     if not folded:
         return " " if text else ""
     if text[0].isspace():
