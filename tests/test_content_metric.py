@@ -56,9 +56,11 @@ def test_an_element_is_kept_when_nine_tenths_of_its_shingles_are_there():
 def test_block_text_keeps_blocks_rows_and_code_and_drops_what_is_hidden():
     html = ("<div id=a><h2>Title</h2><p>One <b>bold</b>\n word<br>next line</p><script>x()</script>"
             "<ul><li>first</li><li>second</li></ul><table><tr><td>1</td><td>2</td></tr></table>"
-            "<pre>  indented\n    code</pre><p style='display: none'>hidden</p><p hidden>gone</p></div>")
+            "<pre>  indented\n    code</pre><p style='display: none'>hidden</p><p hidden>gone</p>"
+            "<div>Loose text<br> <br>in two paragraphs</div></div>")
     root = LexborHTMLParser(html).css_first("#a")
-    assert block_text(root) == ["Title", "One bold word\nnext line", "first", "second", "1 2", "  indented\n    code"]
+    assert block_text(root) == ["Title", "One bold word\nnext line", "first", "second", "1 2", "  indented\n    code",
+                                  "Loose text", "in two paragraphs"]
 
 
 def test_recipe_cuts_drops_and_fails_loudly_when_it_no_longer_fits():
