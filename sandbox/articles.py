@@ -252,7 +252,7 @@ def apply_recipe(html: str, recipe: dict) -> str:
     blocks = [b for root in roots for b in block_text(root, skip, blocks_too)]
     blocks = _cut(blocks, recipe.get("start"), recipe.get("end"), recipe.get("stop"))
     for text in recipe.get("drop", []):
-        kept = [b for b in blocks if not (b == text[1:] if text.startswith("=") else text in b)]
+        kept = [b for b in blocks if not _matches(b, text)]
         if len(kept) == len(blocks):
             raise RecipeError(f"drop {text!r} matches no block")
         blocks = kept
@@ -274,22 +274,24 @@ def _matching(tree: LexborHTMLParser, selectors: list[str], what: str) -> list[i
     return ids
 
 
+def _matches(block: str, text: str) -> bool:
+    """Whether a recipe's string names this block: it contains it, or is it (``=text``)."""
+    return block == text[1:] if text.startswith("=") else text in block
+
+
 def _cut(blocks: list[str], start: str | None, end: str | None, stop: str | None) -> list[str]:
+    def first(text: str, what: str) -> int:
+        at = next((i for i, b in enumerate(blocks) if _matches(b, text)), None)
+        if at is None:
+            raise RecipeError(f"{what} {text!r} matches no block")
+        return at
+
     if start is not None:
-        at = next((i for i, b in enumerate(blocks) if start in b), None)
-        if at is None:
-            raise RecipeError(f"start {start!r} matches no block")
-        blocks = blocks[at:]
+        blocks = blocks[first(start, "start"):]
     if end is not None:
-        at = next((i for i, b in enumerate(blocks) if end in b), None)
-        if at is None:
-            raise RecipeError(f"end {end!r} matches no block")
-        blocks = blocks[:at + 1]
+        blocks = blocks[:first(end, "end") + 1]
     if stop is not None:
-        at = next((i for i, b in enumerate(blocks) if stop in b), None)
-        if at is None:
-            raise RecipeError(f"stop {stop!r} matches no block")
-        blocks = blocks[:at]
+        blocks = blocks[:first(stop, "stop")]
     return blocks
 
 
