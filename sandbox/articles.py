@@ -143,6 +143,8 @@ BLOCK = frozenset("p div section article main header footer aside nav h1 h2 h3 h
                   "center details summary menu dir hgroup".split())
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _SPACE = re.compile(r"[^\S\n]+")
+#: Characters no reader sees: soft hyphens (hyphenation hints) and zero-width spaces.
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b"))
 
 
 def hidden(node: LexborNode) -> bool:
@@ -156,7 +158,7 @@ def _fold(text: str) -> list[str]:
     """Inline text as a reader sees it: spaces folded, lines (from ``<br>``) kept, and a blank
     line (two ``<br>`` in a row) ending a block, as a paragraph break does."""
     blocks, lines = [], []
-    for line in text.replace("\r", "").split("\n"):
+    for line in text.translate(_INVISIBLE).replace("\r", "").split("\n"):
         line = _SPACE.sub(" ", line).strip()
         if line:
             lines.append(line)
@@ -200,7 +202,7 @@ def block_text(root: LexborNode, skip: frozenset[int] = frozenset(), blocks_too:
             elif not tag.startswith("-") and tag not in SKIP and not hidden(child):
                 if tag == "pre":
                     flush()
-                    code = (child.text(deep=True) or "").strip("\n")
+                    code = (child.text(deep=True) or "").translate(_INVISIBLE).strip("\n")
                     if code.strip():
                         blocks.append(code)
                 elif tag in BLOCK or child.mem_id in blocks_too:

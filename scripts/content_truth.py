@@ -205,12 +205,12 @@ def cmd_build(opts) -> None:
 
 
 def cmd_check(opts) -> None:
-    stored = json.loads(articles.ARTICLES.read_text(encoding="utf-8"))
-    fresh = build_all()
-    bad = [p["id"] for p, q in zip(stored["pages"], fresh["pages"]) if p != q]
-    if len(stored["pages"]) != len(fresh["pages"]) or bad:
-        sys.exit(f"articles.json differs from the recipes' output: {bad or 'the page count'}")
-    print(f"{len(fresh['pages'])} pages: articles.json is the recipes' output")
+    stored = {p["id"]: p for p in json.loads(articles.ARTICLES.read_text(encoding="utf-8"))["pages"]}
+    fresh = {p["id"]: p for p in build_all()["pages"]}
+    differ = sorted(i for i in stored.keys() | fresh.keys() if stored.get(i) != fresh.get(i))
+    if differ:
+        sys.exit(f"articles.json differs from the recipes' output: {differ}")
+    print(f"{len(fresh)} pages: articles.json is the recipes' output")
 
 
 def main() -> None:
