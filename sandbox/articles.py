@@ -170,7 +170,8 @@ def _fold(text: str) -> list[str]:
     return blocks
 
 
-def block_text(root: LexborNode, skip: frozenset[int] = frozenset(), blocks_too: frozenset[int] = frozenset()) -> list[str]:
+def block_text(root: LexborNode, skip: frozenset[int] = frozenset(),
+               blocks_too: frozenset[int] = frozenset()) -> list[str]:
     """The blocks of text under ``root``, in reading order: paragraphs, headings, list items,
     table rows (cells separated by a space) and code blocks (kept verbatim).
 
@@ -241,10 +242,11 @@ class RecipeError(ValueError):
 
 
 def apply_recipe(html: str, recipe: dict) -> str:
-    """The truth a recipe makes of a page: the container's blocks without the excluded
-    elements (and with the ``blocks`` elements as blocks of their own), cut to ``start``..``end`` (the blocks containing those strings, both kept),
-    without the blocks containing a ``drop`` string (or equal to it, when it starts with ``=``), then ``replace`` edits; blocks
-    separated by a blank line."""
+    """The truth a recipe makes of a page: the ``container``'s blocks without the ``exclude``
+    elements (the ``blocks`` elements as blocks of their own), cut to ``start``..``end`` (the
+    blocks those strings name, both kept) or before ``stop``, without the blocks a ``drop``
+    string names, then ``replace`` edits; blocks separated by a blank line. A string names
+    the blocks containing it, or, written ``=text``, the block that is exactly ``text``."""
     tree = LexborHTMLParser(html)
     skip = frozenset(_matching(tree, recipe.get("exclude", []), "exclude"))
     blocks_too = frozenset(_matching(tree, recipe.get("blocks", []), "blocks"))

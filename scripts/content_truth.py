@@ -158,7 +158,8 @@ def cmd_show(opts) -> None:
     recipe = json.loads(opts.recipe) if opts.recipe else load_recipes()[opts.id]
     truth = articles.apply_recipe(decoded(opts.id, recipe.get("charset")), recipe)
     for i, block in enumerate(truth.split("\n\n")):
-        text = block if opts.full or len(block) <= opts.width else f"{block[:opts.width // 2]} ... {block[-opts.width // 2:]}"
+        half = opts.width // 2
+        text = block if opts.full or len(block) <= opts.width else f"{block[:half]} ... {block[-half:]}"
         print(f"[{i}] {text}")
     print(f"-- {len(truth.split())} words, {len(truth)} chars")
 
