@@ -64,7 +64,8 @@ def test_block_text_keeps_blocks_rows_and_code_and_drops_what_is_hidden():
 
 
 def test_recipe_cuts_drops_and_fails_loudly_when_it_no_longer_fits():
-    html = "<h1>Head</h1><article><p>By someone</p><p>Body one.</p><aside>Ad</aside><p>Body two.</p><p>Share</p></article>"
+    html = ("<h1>Head</h1><article><p>By someone</p><p>Body one.</p><aside>Ad</aside><p>Body two.</p>"
+            "<p>Share</p></article>")
     recipe = {"container": "article", "exclude": ["aside"], "start": "Body one", "end": "Body two"}
     assert apply_recipe(html, recipe) == "Body one.\n\nBody two."
     assert apply_recipe(html, {"container": "article", "drop": ["By ", "Share"]}) == "Body one.\n\nAd\n\nBody two."
