@@ -49,21 +49,21 @@ class Match:
     fp: float
     fn: float
 
-    @property
-    def precision(self) -> float:
+    def _share(self, missed: float) -> float:
+        """tp / (tp + missed): 1 when the texts match exactly, 0 when nothing is shared or missed."""
         if self.fp == self.fn == 0:
             return 1.0
-        if self.tp == self.fp == 0:
+        if self.tp == missed == 0:
             return 0.0
-        return self.tp / (self.tp + self.fp)
+        return self.tp / (self.tp + missed)
+
+    @property
+    def precision(self) -> float:
+        return self._share(self.fp)
 
     @property
     def recall(self) -> float:
-        if self.fp == self.fn == 0:
-            return 1.0
-        if self.tp == self.fn == 0:
-            return 0.0
-        return self.tp / (self.tp + self.fn)
+        return self._share(self.fn)
 
     @property
     def f1(self) -> float:
