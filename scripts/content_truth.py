@@ -188,21 +188,27 @@ def build_entry(page_id: str, recipe: dict) -> dict:
 
 
 def build_all() -> dict:
-    entries = [build_entry(i, r) for i, r in sorted(load_recipes().items())]
+    recipes = load_recipes()
+    entries = [build_entry(i, r) for i, r in sorted(recipes.items())]
+    every = [f"{source}/{p.stem}" for source, folder in PAGE_DIRS.items()
+             for p in sorted((articles.fetch(articles.SOURCES[source]) / folder).glob("*.html"))]
     return {
         "about": "Hand-checked article bodies of real pages; see bench/content.py for the conventions "
-                 "and scripts/content_truth.py for how each truth is made from its recipe.",
+                 "and scripts/content_truth.py for how each truth is made from its recipe. left_out: pages "
+                 "that are no article, with the reason; not_reviewed: the sources' pages nobody has written "
+                 "a recipe for yet, judged neither way.",
         "sources": {k: {"registry": s.registry, "name": s.name, "version": s.version, "digest": s.digest}
                     for k, s in articles.SOURCES.items()},
         "pages": [e for e in entries if "truth" in e],
         "left_out": [e for e in entries if "reason" in e],
+        "not_reviewed": [i for i in every if i not in recipes],
     }
 
 
 def cmd_build(opts) -> None:
     data = build_all()
     articles.ARTICLES.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print(f"{len(data['pages'])} pages, {len(data['left_out'])} left out")
+    print(f"{len(data['pages'])} pages, {len(data['left_out'])} left out, {len(data['not_reviewed'])} not reviewed")
 
 
 def cmd_check(opts) -> None:
