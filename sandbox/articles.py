@@ -16,6 +16,7 @@ of them and nothing hidden.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import json
@@ -81,8 +82,6 @@ def _verified(source: Source, data: bytes) -> bytes:
     if source.digest.startswith("sha256:"):
         ok = hashlib.sha256(data).hexdigest() == source.digest.split(":", 1)[1]
     else:
-        import base64
-
         algorithm, expected = source.digest.split("-", 1)
         ok = base64.b64encode(hashlib.new(algorithm, data).digest()).decode() == expected
     if not ok:
@@ -101,7 +100,7 @@ def fetch(source: Source) -> Path:
         url = _sdist_url(source)
     with urllib.request.urlopen(url, timeout=300) as response:
         data = _verified(source, response.read())
-    partial = root.with_suffix(".partial")
+    partial = root.parent / f"{root.name}.partial"
     shutil.rmtree(partial, ignore_errors=True)
     with tarfile.open(fileobj=io.BytesIO(data)) as archive:
         archive.extractall(partial, filter="data")
