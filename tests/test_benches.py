@@ -21,6 +21,11 @@ CHECKS = {
                               # the Bloom chains' shape says what Redis holds
                               and abs(o["seen_measured"]["bytes"] / o["seen_measured"]["shape_bytes"] - 1) < 0.05
                               and len(o["sizing"]["frontier"]) == 6),
+    "content": lambda o: (o["crawlproj_api"] in ("extract_content", "main_text")
+                          and o["pages"]["articles"] > 0 and o["pages"]["docs"] > 0
+                          and all(0 < o[c][e]["f1"] <= 1 and o[c][e]["cpu_ms_median"] > 0
+                                  for c in ("articles", "docs") for e in ("crawlproj", "resiliparse", "trafilatura"))
+                          and set(o["docs"]["crawlproj"]["kept"]) == {"code", "table", "dl"}),
     "completion": lambda o: all(s["low_s"] <= s["estimate_s"] <= s["high_s"] and s["peak_rss_mb"] > 0
                                 for s in o["shapes"].values()) and len(o["shapes"]) == 1,
     "documents": lambda o: (o["pypdfium2"]["pages"] == o["pdfminer.six"]["pages"] > 0 and o["pypdfium2"]["failed"] == []
