@@ -52,7 +52,8 @@ NEGATIVE = re.compile(r"-ad-|(?<![a-z])ads?(?![a-z])|(?:^|\s)(?:hidden|hide|hid)
                       r"byline|author|caption|credit|pagination|pager|navbar|menu|modal|popup", re.I)
 #: Within the main content: class and id words of parts a reader skips.
 BOILERPLATE = re.compile(
-    r"share|sharing|social|related|recommend|newsletter|subscri|signup|sign-up|promo|advert|sponsor|"
+    r"(?<![a-z])(?:share|sharing|social)(?![a-z_])|related|recommend|newsletter|subscri|signup|sign-up|"
+    r"(?<![a-z])promo(?!ted)|advert|sponsor|"
     r"(?<![a-z])ads?(?![a-z])|-ad-|adslot|ad-slot|ad-container|adunit|outbrain|taboola|comment|disqus|"
     r"breadcrumb|pagination|pager|cookie|consent|popup|modal|byline|author|dateline|timestamp|"
     r"(?<![a-z])date(?![a-z])|posted|published|caption|credit|(?<![a-z])tags?(?![a-z])|tag-?list|"
@@ -131,9 +132,18 @@ def boilerplate_names(names: str) -> bool:
     return bool(BOILERPLATE.search(names)) and not CONTENT_WORDS.search(names)
 
 
+_SECTION_CLASS = re.compile(r"(?:^|\s)(?:section|(?:ref)?sect\d|chapter|appendix|refentry)(?:$|\s)")
+
+
 def class_and_id(node: LexborNode) -> str:
+    """What an element's names say of it: its class, and its id (``#id``) unless it is a
+    section of a document, whose id is its heading's words (a manual's "Comments" or
+    "Related functions" section is no comment box)."""
     attrs = node.attributes
-    return f"{attrs.get('class') or ''} {attrs.get('id') or ''}".strip()
+    classes = attrs.get("class") or ""
+    if node.tag == "section" or _SECTION_CLASS.search(classes):
+        return classes.strip()
+    return f"{classes} #{attrs.get('id') or ''}".strip(" #")
 
 
 class Stats:
@@ -260,12 +270,8 @@ ARTICLE_BODY = re.compile(
 #: Where an article never is: a candidate so named is junk, and the walk is made again without it.
 JUNK_REGION = re.compile(r"comment|disqus|respond|repl(?:y|ies)|sidebar|related|recommend|also-?read|"
                          r"more-?stories|next-?posts?|prev-?posts?|popular|trending|newsletter|subscribe|"
-                         r"outbrain|taboola|(?<![a-z])promo(?!ted)|sponsor|footer|breadcrumb|share|social", re.I)
-
-
-def _names(node: LexborNode) -> str:
-    attrs = node.attributes
-    return f"{attrs.get('class') or ''} #{attrs.get('id') or ''}"
+                         r"outbrain|taboola|(?<![a-z])promo(?!ted)|sponsor|footer|breadcrumb|"
+                         r"(?<![a-z])(?:share|sharing|social)(?![a-z_])", re.I)
 
 
 def _weight(stats: Stats) -> float:
@@ -277,10 +283,10 @@ def _weight(stats: Stats) -> float:
     node = stats.node
     weight = float(TAG_WEIGHT.get(node.tag, 0))
     attrs = node.attributes
-    names = f"{attrs.get('class') or ''} #{attrs.get('id') or ''}"
+    names = class_and_id(node)
     if attrs.get("itemprop") == "articleBody" or ARTICLE_BODY.search(names):
         weight += max(25.0, stats.score)
-    elif names.strip(" #"):
+    elif names:
         if NEGATIVE.search(names) and not CONTENT_WORDS.search(names):
             weight -= 25
         elif POSITIVE.search(names):
@@ -293,11 +299,34 @@ def _weight(stats: Stats) -> float:
     return weight
 
 
-def _junk(stats: Stats) -> bool:
-    """Whether a candidate is a region the article never is (comments, sidebars, related links)."""
-    names = _names(stats.node)
-    return bool(JUNK_REGION.search(names)) and not ARTICLE_BODY.search(names) and not CONTENT_WORDS.search(names) \
-        and stats.node.attributes.get("itemprop") != "articleBody" and stats.node.tag not in ("body", "main", "article")
+def _junk(node: LexborNode) -> bool:
+    """Whether an element is a region the article never is (comments, sidebars, related links)."""
+    if node.tag in ("body", "html", "main", "article") or node.attributes.get("itemprop") == "articleBody":
+        return False
+    names = class_and_id(node)
+    return bool(JUNK_REGION.search(names)) and not ARTICLE_BODY.search(names) and not CONTENT_WORDS.search(names)
+
+
+def _junk_regions(candidates: list[Stats], stats: dict[int, Stats]) -> list[LexborNode]:
+    """The junk regions (:func:`_junk`) the candidates are, or lie in (three levels up: a
+    comment's paragraphs score in a box inside the comments' block)."""
+    found: dict[int, LexborNode] = {}
+    # A wrapper around the best candidate is no junk for its name alone (a "share-zone" around
+    # an article, a "sidebar-layout" around the page) when that candidate names itself the body.
+    best = candidates[0].node if candidates and _strong(candidates[0]) else None
+    for candidate in candidates:
+        node = candidate.node
+        for _ in range(4):
+            if node is None or node.tag in ("body", "html"):
+                break
+            if node.mem_id in found:
+                break
+            if node.mem_id in stats and _junk(node) and (best is None or not _is_under(best, node)):
+                found[node.mem_id] = node
+                break
+            node = node.parent
+    # A region inside another goes with it.
+    return [n for n in found.values() if not any(_is_under(n, other) for other in found.values() if other is not n)]
 
 
 #: Candidates whose class weight is read (by raw score): enough to meet the article's container.
@@ -323,18 +352,22 @@ def find_main_content(tree: LexborHTMLParser, max_depth: int = 256) -> MainConte
         candidates = sorted((s for s in stats.values() if s.score > 0), key=lambda s: s.score, reverse=True)
         top = candidates[:TOP_CANDIDATES]
         best_raw = top[0].score if top else 0.0
-        junk = [s for s in top if s.score >= 0.2 * best_raw and _junk(s)]
+        junk = _junk_regions([s for s in top if s.score >= 0.1 * best_raw], stats)
         if not junk:
             break
-        for s in junk:
-            s.node.decompose()
+        for node in junk:
+            node.decompose()
     page_text = stats[body.mem_id].text if body.mem_id in stats else 0
     if not top:
         return MainContent([body], stats, page_text)
     finals = [((s.score + _weight(s)) * (1 - s.link_density), s) for s in top]
     best_score, best = max(finals, key=lambda f: f[0])
     best = _common_ancestor(best, [s for f, s in finals if s is not best and f >= CLOSE * best_score], stats)
-    best = _climb(best, stats)
+    best = _out_of_structures(best, stats)
+    if top[0].score < WEAK_SCORE:
+        best = _holding(best, stats, page_text)
+    else:
+        best = _climb(best, stats, strong=_strong(best))
     return MainContent(_with_siblings(best, best_score, stats), stats, page_text)
 
 
@@ -366,10 +399,60 @@ def _is_under(node: LexborNode, ancestor: LexborNode) -> bool:
     return False
 
 
-def _climb(best: Stats, stats: dict[int, Stats]) -> Stats:
-    """A candidate whose parent holds little more text than it does is one part of a wrapper
-    the article's pieces share (an ad cut it in two): the wrapper is taken, when its extra text
-    is prose, not links."""
+def _strong(stats: Stats) -> bool:
+    """Whether a candidate says it is the article's body (``itemprop``, its container's name)."""
+    node = stats.node
+    return node.attributes.get("itemprop") == "articleBody" or bool(ARTICLE_BODY.search(class_and_id(node)))
+
+
+#: A page whose best candidate scores less than this has little prose (a reference page of
+#: tables and code, a gallery): its content is where most of its text is (:func:`_holding`).
+WEAK_SCORE = 5.0
+#: ... the smallest element around the best candidate holding this share of the page's text.
+HOLDING_SHARE = 0.7
+
+
+#: Parts of a table or list: a candidate that is one holds one table or list of a page's content.
+STRUCTURE_PARTS = frozenset({"tbody", "thead", "tfoot", "tr", "td", "th", "table", "ul", "ol", "li", "dl", "dd", "dt"})
+
+
+def _out_of_structures(best: Stats, stats: dict[int, Stats]) -> Stats:
+    """A table's body (or a list) that scores best is one of the content's tables: the element
+    around the outermost table or list is the content's container (a reference page's member
+    tables, one after another)."""
+    node = best
+    while node.node.tag in STRUCTURE_PARTS:
+        parent = node.node.parent
+        up = stats.get(parent.mem_id) if parent is not None else None
+        if up is None or up.node.tag in ("body", "html"):
+            break
+        node = up
+    return node
+
+
+def _holding(best: Stats, stats: dict[int, Stats], page_text: int) -> Stats:
+    """The nearest ancestor of ``best`` (or itself) that holds ``HOLDING_SHARE`` of the page's text."""
+    node = best
+    while node.text < HOLDING_SHARE * page_text:
+        parent = node.node.parent
+        up = stats.get(parent.mem_id) if parent is not None else None
+        if up is None:
+            break
+        node = up
+    return node
+
+
+#: A parent scoring this share of its child's raw score or more, with little link text, holds
+#: more of the same document (the sections of a manual): :func:`_climb` takes it.
+PARENT_SCORE = 0.5
+PARENT_LINKS = 0.05
+
+
+def _climb(best: Stats, stats: dict[int, Stats], strong: bool = False) -> Stats:
+    """Up from the best candidate to the element that holds all of its document: a wrapper
+    holding little more text than it (an ad cut the article in two, its pieces share it), or,
+    unless the candidate named itself the article's body, a parent that scores nearly as well
+    from prose of its own (a manual's page, section after section)."""
     node = best
     while True:
         parent = node.node.parent
@@ -379,6 +462,10 @@ def _climb(best: Stats, stats: dict[int, Stats]) -> Stats:
         extra = up.text - node.text
         extra_links = up.links - node.links
         if extra <= 0.15 * node.text and extra_links <= 0.5 * max(extra, 1) + 20:
+            node = up
+            continue
+        if not strong and up.score >= PARENT_SCORE * node.score and up.link_density <= PARENT_LINKS \
+                and extra_links <= PARENT_LINKS * extra:
             node = up
             continue
         return node
@@ -421,7 +508,9 @@ def is_boilerplate(node: LexborNode, content: MainContent, root_text: int) -> bo
     if names and text < 0.5 * root_text and boilerplate_names(names):
         return True
     if s is not None and s.text and tag in ("ul", "ol", "div", "section", "span", "figure", "menu", "nav"):
-        # Lists and boxes of links: related stories, tag clouds, "more from".
+        # Lists and boxes of links: related stories, tag clouds, "more from"; but not a list that
+        # is part of a definition or a table (a reference's "See also" links are its content).
         if s.link_density > 0.5 and s.text < 0.5 * root_text:
-            return True
+            parent = node.parent
+            return parent is None or parent.tag not in ("dd", "td", "th", "dt")
     return False
