@@ -50,7 +50,7 @@ def reader_text(html: str) -> str:
     """The text a reader sees: the body's text without scripts, styles and the like, and without
     :data:`NAVIGATION`; whitespace folded."""
     tree = LexborHTMLParser(html)
-    for node in tree.css(", ".join((*INVISIBLE, NAVIGATION))):
+    for node in reversed(tree.css(", ".join((*INVISIBLE, NAVIGATION)))):  # inner ones first (see strip_junk)
         node.decompose()
     body = tree.body
     return clean(body.text(deep=True, separator=" ")) if body is not None else ""
@@ -114,7 +114,7 @@ def extract_content(body: bytes | str, charset: str | None = None, url: str | No
     tree = LexborHTMLParser(html)
     meta = read_metadata(tree, url)
     strip_junk(tree)
-    content = find_main_content(tree, budget.main_text_max_depth) if budget.main_content_ok(found) else None
+    content = find_main_content(tree) if budget.main_content_ok(found) else None
     headline = meta.title
     renderer = None
     if content is not None:
@@ -135,7 +135,7 @@ def extract_content(body: bytes | str, charset: str | None = None, url: str | No
         if len(" ".join(text.split())) < READER_MIN_SHARE * len(reader):
             # All a reader sees, controls included (an app's operations are buttons), layout aside.
             whole_tree = LexborHTMLParser(html)
-            for node in whole_tree.css(", ".join((*INVISIBLE, NAVIGATION))):
+            for node in reversed(whole_tree.css(", ".join((*INVISIBLE, NAVIGATION)))):
                 node.decompose()
             whole = Renderer(url, lambda node: False, headline, markdown)
             if whole_tree.body is not None:

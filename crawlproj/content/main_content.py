@@ -86,14 +86,17 @@ def strip_junk(tree: LexborHTMLParser) -> None:
     header and footer). A ``<header>`` that holds the page's ``<h1>`` is the article's own and
     stays; so does a header, footer, sidebar or hidden element that holds much of the page's
     text (a page that puts its article there, or collapses it behind a button)."""
-    for node in tree.css(_JUNK_SELECTOR):
-        node.decompose()
     body = tree.body
-    if body is None:
-        return
     total = None
-    for node in tree.css(_AROUND_SELECTOR):
+    # Inner elements first: removing an element frees the elements inside it, which must not be
+    # touched after (a script inside a navigation bar comes after the bar in document order).
+    for node in reversed(tree.css(_STRIPPED_SELECTOR)):
         tag = node.tag
+        if tag in _JUNK_TAGS:
+            node.decompose()
+            continue
+        if body is None or not node.is_element_node:
+            continue
         if tag not in _NEVER_CONTENT:
             if tag == "header" and node.css_first("h1") is not None:
                 continue
@@ -120,8 +123,9 @@ def _in_content(node: LexborNode) -> bool:
     return False
 
 
-_JUNK_SELECTOR = ", ".join(JUNK_TAGS)
-_AROUND_SELECTOR = f"{LANDMARKS}, {HIDDEN}"
+_JUNK_TAGS = frozenset(JUNK_TAGS)
+#: One query for all of it (each query walks the whole tree).
+_STRIPPED_SELECTOR = f"{', '.join(JUNK_TAGS)}, {LANDMARKS}, {HIDDEN}"
 #: Landmarks never taken for content, whatever their size.
 _NEVER_CONTENT = frozenset({"nav", "menu"})
 
@@ -179,9 +183,8 @@ _SCORED_TAGS = frozenset({"p", "pre", "blockquote", "td", "dd", "li"})
 _EMPTY = frozenset({"img", "br", "hr", "wbr", "source", "area", "col", "track", "-comment"})
 
 
-def score_blocks(body: LexborNode, max_depth: int) -> dict[int, Stats] | None:
-    """Every block element's :class:`Stats` by ``mem_id``, from one pass (None: the page nests
-    deeper than ``max_depth``). Inline elements' text joins the paragraph of the block around
+def score_blocks(body: LexborNode) -> dict[int, Stats]:
+    """Every block element's :class:`Stats` by ``mem_id``, from one pass. Inline elements' text joins the paragraph of the block around
     them; a paragraph of ``MIN_PARAGRAPH`` characters or more, not mostly links, gives its score
     to its five nearest ancestors (1, 1/2, 1/6, 1/9, 1/12 of it, as Readability).
 
@@ -191,25 +194,19 @@ def score_blocks(body: LexborNode, max_depth: int) -> dict[int, Stats] | None:
     if not nodes:
         return {}
     inline_tags, scored_tags, commas, empty_tags = INLINE, _SCORED_TAGS, _COMMAS.findall, _EMPTY
-    parent_of: dict[int, int] = {}
-    depth: dict[int, int] = {nodes[0].mem_id: 0}
-    for node in nodes[1:]:  # pre-order: a parent comes before its children
-        key, up = node.mem_id, node.parent.mem_id
-        parent_of[key] = up
-        level = depth[key] = depth[up] + 1
-        if level > max_depth:
-            return None
     # [text, links, paragraph text, paragraph links] gathered from each element's children
     gathered: dict[int, list[int]] = {}
     scores: dict[int, float] = {}
     stats: dict[int, Stats] = {}
     dividers = (1.0, 2.0, 6.0, 9.0, 12.0)
+    body_key = nodes[0].mem_id
     for node in reversed(nodes):
         tag = node.tag
-        key = node.mem_id
-        up = parent_of.get(key)
         if tag in empty_tags:
             continue
+        key = node.mem_id
+        parent = node.parent if key != body_key else None
+        up = parent.mem_id if parent is not None else None
         own = node.text(deep=False)
         own_text = len(own.strip()) if own else 0
         got = gathered.get(key)
@@ -244,19 +241,15 @@ def score_blocks(body: LexborNode, max_depth: int) -> dict[int, Stats] | None:
         if para_text >= MIN_PARAGRAPH and para_links < 0.5 * para_text:
             score = 1 + len(commas(node.text(deep=True) if tag in scored_tags else own)) + min(para_text // 100, 3)
             block.paragraphs += 1
-            ancestor = up
+            ancestor = parent
             for divider in dividers:
                 if ancestor is None:
                     break
-                scores[ancestor] = scores.get(ancestor, 0.0) + score / divider
-                ancestor = parent_of.get(ancestor)
-    # Scores reached ancestors after their Stats were made? No: ancestors come later in reversed
-    # pre-order, so each block read its final score when it was made.
+                at = ancestor.mem_id
+                scores[at] = scores.get(at, 0.0) + score / divider
+                ancestor = ancestor.parent if at != body_key else None
+    # Ancestors come later in reversed pre-order: each block read its final score when it was made.
     return stats
-
-
-class _TooDeep(Exception):
-    pass
 
 
 #: Class and id names of an article's body container (a strong hint, not just a word in a name).
@@ -335,9 +328,9 @@ TOP_CANDIDATES = 12
 CLOSE = 0.75
 
 
-def find_main_content(tree: LexborHTMLParser, max_depth: int = 256) -> MainContent | None:
+def find_main_content(tree: LexborHTMLParser) -> MainContent | None:
     """The main content of a page whose junk is stripped (:func:`strip_junk`); None when the
-    page has no body, or nests deeper than ``max_depth`` (the caller then reads all its text).
+    page has no body.
 
     The best few candidates by score are weighed by their names; a region the article never
     is (comments, a sidebar, related stories) that scored among them is removed and the page
@@ -346,9 +339,7 @@ def find_main_content(tree: LexborHTMLParser, max_depth: int = 256) -> MainConte
     if body is None:
         return None
     for _ in range(3):
-        stats = score_blocks(body, max_depth)
-        if stats is None:
-            return None
+        stats = score_blocks(body)
         candidates = sorted((s for s in stats.values() if s.score > 0), key=lambda s: s.score, reverse=True)
         top = candidates[:TOP_CANDIDATES]
         best_raw = top[0].score if top else 0.0
@@ -368,6 +359,7 @@ def find_main_content(tree: LexborHTMLParser, max_depth: int = 256) -> MainConte
         best = _holding(best, stats, page_text)
     else:
         best = _climb(best, stats, strong=_strong(best))
+        best = _main_landmark(best, stats)
     return MainContent(_with_siblings(best, best_score, stats), stats, page_text)
 
 
@@ -440,6 +432,29 @@ def _holding(best: Stats, stats: dict[int, Stats], page_text: int) -> Stats:
             break
         node = up
     return node
+
+
+#: The page's <main> around the best candidate is its content when it has at most this share of
+#: link text and this many times the candidate's text (:func:`_main_landmark`).
+MAIN_LINKS = 0.1
+MAIN_GROWTH = 10.0
+
+
+def _main_landmark(best: Stats, stats: dict[int, Stats]) -> Stats:
+    """The page's ``<main>`` (or ``role=main``) up to eight levels above the best candidate, with little
+    link text and not much more text: the page says that is its content (a reference page's
+    description scores best; its members' sections are in <main> too)."""
+    node = best.node.parent
+    for _ in range(8):
+        if node is None or node.tag in ("body", "html"):
+            return best
+        if node.tag == "main" or node.attributes.get("role") == "main":
+            up = stats.get(node.mem_id)
+            if up is not None and up.link_density <= MAIN_LINKS and up.text <= MAIN_GROWTH * best.text:
+                return up
+            return best
+        node = node.parent
+    return best
 
 
 #: A parent scoring this share of its child's raw score or more, with little link text, holds

@@ -33,7 +33,9 @@ _INVISIBLE_CHARS = str.maketrans("", "", "\u00ad\u200b\u2060\ufeff")
 def _fold(text: str) -> str:
     """Whitespace runs folded to one space, as a browser shows them (ends kept as one space),
     and the characters no reader sees left out."""
-    folded = " ".join(text.translate(_INVISIBLE_CHARS).split())
+    if "\u00ad" in text or "\u200b" in text or "\u2060" in text or "\ufeff" in text:
+        text = text.translate(_INVISIBLE_CHARS)
+    folded = " ".join(text.split())
     if not folded:
         return " " if text else ""
     if text[0].isspace():
