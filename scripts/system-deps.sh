@@ -12,13 +12,16 @@ for binary in redis-server nginx chromium; do
 done
 # Real pages (sandbox.docsites.TEST_SITES and MEMORY_TEST_SITES): their start pages tell whether they are here.
 # (and sandbox.docsites.LANGUAGE_SITES: the report's languages on real pages;
-# RELEASE_SITES: two releases of one reference, for near-duplicates).
+# RELEASE_SITES and SPHINX_RELEASE_SITES: two releases of one reference, for near-duplicates).
 declare -A docs=([postgresql-doc-15]=/usr/share/doc/postgresql-doc-15/html/index.html
                  [nodejs-doc]=/usr/share/doc/nodejs/api/index.html
                  [python3.11-doc]=/usr/share/doc/python3.11/html/index.html
                  [debian-reference-ja]=/usr/share/debian-reference/index.ja.html
                  [libcairomm-1.0-doc]=/usr/share/doc/libcairomm-1.0-doc/reference/html/index.html
                  [libcairomm-1.16-doc]=/usr/share/doc/libcairomm-1.16-doc/reference/html/index.html
+                 # two releases of the kernel's Sphinx documentation (SPHINX_RELEASE_SITES)
+                 [linux-doc-6.1]=/usr/share/doc/linux-doc-6.1/html/index.html
+                 [linux-doc-6.12]=/usr/share/doc/linux-doc-6.12/html/index.html
                  # real PDFs (sandbox.pdfs.REAL_PDFS)
                  [libtasn1-doc]=/usr/share/doc/libtasn1-doc/libtasn1.pdf
                  [bzip2-doc]=/usr/share/doc/bzip2/manual.pdf.gz

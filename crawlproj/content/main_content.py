@@ -349,6 +349,9 @@ def find_main_content(tree: LexborHTMLParser) -> MainContent | None:
         for node in junk:
             node.decompose()
     page_text = stats[body.mem_id].text if body.mem_id in stats else 0
+    declared = _declared_main(tree, stats) if not top or top[0].score < WEAK_SCORE else None
+    if declared is not None:  # a page of little prose (a table of contents) that says where its content is
+        return MainContent([declared.node], stats, page_text)
     if not top:
         return MainContent([body], stats, page_text)
     finals = [((s.score + _weight(s)) * (1 - s.link_density), s) for s in top]
@@ -422,6 +425,22 @@ def _out_of_structures(best: Stats, stats: dict[int, Stats]) -> Stats:
     return node
 
 
+#: Where a page says its content is: the article's body, the <main> landmark.
+DECLARED_MAIN = ('[itemprop="articleBody"]', "main", '[role="main"]')
+
+
+def _declared_main(tree: LexborHTMLParser, stats: dict[int, Stats]) -> Stats | None:
+    """The element the page declares its content (:data:`DECLARED_MAIN`, in that order), if it
+    holds text: on a page with little prose to score, what the page says beats the layout's
+    text mass (a manual's contents page beside a sidebar holding the whole manual's contents)."""
+    for selector in DECLARED_MAIN:
+        node = tree.css_first(selector)
+        found = stats.get(node.mem_id) if node is not None else None
+        if found is not None and found.text:
+            return found
+    return None
+
+
 def _holding(best: Stats, stats: dict[int, Stats], page_text: int) -> Stats:
     """The nearest ancestor of ``best`` (or itself) that holds ``HOLDING_SHARE`` of the page's text."""
     node = best
@@ -436,19 +455,21 @@ def _holding(best: Stats, stats: dict[int, Stats], page_text: int) -> Stats:
 
 #: The page's <main> around the best candidate is its content when it has at most this share of
 #: link text and this many times the candidate's text (:func:`_main_landmark`).
-MAIN_LINKS = 0.1
+MAIN_LINKS = 0.5
 MAIN_GROWTH = 10.0
 
 
 def _main_landmark(best: Stats, stats: dict[int, Stats]) -> Stats:
-    """The page's ``<main>`` (or ``role=main``) up to eight levels above the best candidate, with little
+    """The page's ``<main>`` (or ``role=main``, or its ``itemprop=articleBody``) up to eight
+    levels above the best candidate, with little
     link text and not much more text: the page says that is its content (a reference page's
     description scores best; its members' sections are in <main> too)."""
     node = best.node.parent
     for _ in range(8):
         if node is None or node.tag in ("body", "html"):
             return best
-        if node.tag == "main" or node.attributes.get("role") == "main":
+        attrs = node.attributes
+        if node.tag == "main" or attrs.get("role") == "main" or attrs.get("itemprop") == "articleBody":
             up = stats.get(node.mem_id)
             if up is not None and up.link_density <= MAIN_LINKS and up.text <= MAIN_GROWTH * best.text:
                 return up
