@@ -80,6 +80,12 @@ def ensure_installed(sites: tuple[DocSite, ...] = SITES) -> None:
                    stdout=subprocess.DEVNULL, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
 
 
+def ensure_files(files: dict[str, tuple[str, str]]) -> None:
+    """:func:`ensure_installed` for single files of packages (``{name: (package, path)}``)."""
+    ensure_installed(tuple(DocSite(name, package, str(Path(path).parent), "/" + Path(path).name)
+                           for name, (package, path) in files.items()))
+
+
 def html_files(site: DocSite, limit: int | None = None) -> list[Path]:
     """The site's HTML files, sorted (the first ``limit``, spread evenly over the site)."""
     files = sorted(p for p in Path(site.root).rglob("*.htm*") if p.is_file())

@@ -22,10 +22,9 @@ REAL_PDFS = {
 
 def ensure_installed() -> None:
     """Install the packages of :data:`REAL_PDFS` when root; otherwise fail naming the command."""
-    from .docsites import DocSite, ensure_installed as install
+    from .docsites import ensure_files
 
-    install(tuple(DocSite(name, package, str(Path(path).parent), "/" + Path(path).name)
-                  for name, (package, path) in REAL_PDFS.items()))
+    ensure_files(REAL_PDFS)
 
 
 def real_pdf(name: str) -> bytes:

@@ -22,7 +22,10 @@ declare -A docs=([postgresql-doc-15]=/usr/share/doc/postgresql-doc-15/html/index
                  # real PDFs (sandbox.pdfs.REAL_PDFS)
                  [libtasn1-doc]=/usr/share/doc/libtasn1-doc/libtasn1.pdf
                  [bzip2-doc]=/usr/share/doc/bzip2/manual.pdf.gz
-                 [shared-mime-info]=/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf)
+                 [shared-mime-info]=/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf
+                 # real URLs with session ids and story ids (sandbox.realurls.URL_FILES)
+                 [libxml-rss-perl]=/usr/share/doc/libxml-rss-perl/examples/1.0/slash.rdf
+                 [awstats]=/usr/share/doc/awstats/html/awstats_faq.html)
 for lang in de fr it ja ru; do
   docs[developers-reference-$lang]=/usr/share/doc/developers-reference-$lang/docs/index.html
 done
