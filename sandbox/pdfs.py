@@ -19,17 +19,31 @@ REAL_PDFS = {
     "shared-mime-info-spec.pdf": ("shared-mime-info", "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"),
 }
 
+#: Real PDFs whose Title is missing or names a file, and whose first line is not their title:
+#: a page number ("1"), a running head, a file name (``scripts/system-deps.sh`` installs them).
+TITLE_PDFS = {
+    # dblatex's run-on text: "1", then the title glued to the table of contents.
+    "docbook-xsl-reference.pdf": ("docbook-xsl-doc-pdf", "/usr/share/doc/docbook-xsl-doc-pdf/doc/reference.pdf.gz"),
+    # Texinfo: "1" at the top of the title page.
+    "dmalloc.pdf": ("libdmalloc-dev", "/usr/share/doc/libdmalloc-dev/dmalloc.pdf.gz"),
+    # LaTeX with a running head (version and date) above the title on every page.
+    "fasta_guide.pdf": ("fasta3-doc", "/usr/share/doc/fasta3/fasta_guide.pdf"),
+    # Title "eci_doc.dvi": the file it was made from.
+    "ecasound_eci_doc.pdf": ("ecasound-doc", "/usr/share/doc/ecasound/ecasound_eci_doc.pdf.gz"),
+}
 
-def ensure_installed() -> None:
-    """Install the packages of :data:`REAL_PDFS` when root; otherwise fail naming the command."""
+
+def ensure_installed(files: dict[str, tuple[str, str]] = REAL_PDFS) -> None:
+    """Install the packages of ``files`` (:data:`REAL_PDFS`, :data:`TITLE_PDFS`...) when root;
+    otherwise fail naming the command."""
     from .docsites import ensure_files
 
-    ensure_files(REAL_PDFS)
+    ensure_files(files)
 
 
 def real_pdf(name: str) -> bytes:
-    """The bytes of one of :data:`REAL_PDFS` (unpacked when the package ships it gzipped)."""
-    data = Path(REAL_PDFS[name][1]).read_bytes()
+    """The bytes of one of the real PDFs (unpacked when the package ships it gzipped)."""
+    data = Path({**TITLE_PDFS, **REAL_PDFS}[name][1]).read_bytes()
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 

@@ -23,6 +23,11 @@ declare -A docs=([postgresql-doc-15]=/usr/share/doc/postgresql-doc-15/html/index
                  [libtasn1-doc]=/usr/share/doc/libtasn1-doc/libtasn1.pdf
                  [bzip2-doc]=/usr/share/doc/bzip2/manual.pdf.gz
                  [shared-mime-info]=/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf
+                 # real PDFs whose first line is not their title (sandbox.pdfs.TITLE_PDFS)
+                 [docbook-xsl-doc-pdf]=/usr/share/doc/docbook-xsl-doc-pdf/doc/reference.pdf.gz
+                 [libdmalloc-dev]=/usr/share/doc/libdmalloc-dev/dmalloc.pdf.gz
+                 [fasta3-doc]=/usr/share/doc/fasta3/fasta_guide.pdf
+                 [ecasound-doc]=/usr/share/doc/ecasound/ecasound_eci_doc.pdf.gz
                  # real URLs with session ids and story ids (sandbox.realurls.URL_FILES)
                  [libxml-rss-perl]=/usr/share/doc/libxml-rss-perl/examples/1.0/slash.rdf
                  [awstats]=/usr/share/doc/awstats/html/awstats_faq.html)

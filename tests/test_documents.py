@@ -39,6 +39,50 @@ def test_real_pdfs_give_their_text_title_language_and_links(real):
         assert doc.outcome is None and len(doc.text) > 10_000 and doc.links, name
 
 
+def test_real_pdfs_whose_first_line_is_a_page_number_or_a_running_head_get_their_title():
+    """Without a usable Title entry the first line was the title: two real manuals were stored
+    as "1" (the page number above their title), a manual as its running head, one as the file it
+    was made from. Each gets what a reader sees as its title."""
+    pdfs.ensure_installed(pdfs.TITLE_PDFS)
+    titles = {name: read_pdf(pdfs.real_pdf(name), max_pages=20).title for name in pdfs.TITLE_PDFS}
+    assert titles == {
+        "docbook-xsl-reference.pdf": "DocBook XSL Stylesheets: Reference Documentation",  # was "1"
+        "dmalloc.pdf": "Debug Malloc Library",  # was "1"
+        "fasta_guide.pdf": "The FASTA program package",  # was "fasta-36.3.8i November 13, 2022"
+        "ecasound_eci_doc.pdf": "Ecasound Control Interface Guide",  # was "eci_doc.dvi"
+    }
+
+
+def test_a_title_skips_page_numbers_running_heads_and_footnote_marks():
+    from crawlproj.content.pdftitle import is_page_number, pick_title, running_heads, usable_metadata_title
+
+    for line in ("1", "iii", "XIV", "Page 3", "page 12 of 40", "- 2 -", "3 / 10", "(4)", "— 7 —", "Seite 5"):
+        assert is_page_number(line), line
+    for line in ("1 Introduction", "Version 2", "Chapter 3", "I am", "Mix", "CIVIL", "Did"):
+        assert not is_page_number(line), line
+    body = [("Some ordinary text of the page that goes on.", 10.0)] * 5
+    assert pick_title([("1", 9.0), ("Debug Malloc Library", 20.7), ("Version 5.5.2", 10.9)] + body) == \
+        "Debug Malloc Library"
+    # A title on two lines, as large, is one title; a version under it is not part of it.
+    assert pick_title([("ALTree: Association and Localisation tests", 17.2), ("using phylogenetic trees", 17.2),
+                       ("Version 1.1", 17.2)] + body) == "ALTree: Association and Localisation tests using phylogenetic trees"
+    # No size stands out: the first line that is not page furniture nor a running head.
+    pages = [f"Manual 1.0 — May 2007\nText of page {n}\n{n}" for n in range(1, 6)]
+    heads = running_heads(pages)
+    assert pick_title([("Manual 1.0 — May 2007", 10.0), ("- 1 -", 10.0), ("Getting started", 10.0)] + body,
+                      heads) == "Getting started"
+    # A title repeated as the running head is still the title when it is the largest text.
+    assert pick_title([("The debdelta suite", 24.8)] + body, {"the debdelta suite"}) == "The debdelta suite"
+    assert pick_title([("Contents", 18.0), ("1", 10.0)] + body[:1]) == body[0][0]
+    assert pick_title([("-0.8", 8.0), ("12", 8.0)]) is None
+    # Two lines run together in a bad PDF's text are cut where a word runs into the next.
+    glued = "DocBook XSL Stylesheets: Reference DocumentationTable of ContentsDocBook XSL Stylesheets User " * 2
+    assert pick_title([(glued, 10.0)]) == "DocBook XSL Stylesheets: Reference Documentation"
+    assert [usable_metadata_title(t) for t in ("eci_doc.dvi", "Untitled", "Microsoft Word - npcUsage.doc",
+                                               " Valgrind  Documentation ")] == [None, None, None,
+                                                                                  "Valgrind Documentation"]
+
+
 def test_a_pdf_s_metadata_and_link_annotations_are_read():
     body = pdfs.text_pdf(["Read http://pdfs.docs.test/written.html for more", "the second page"],
                          links=["http://pdfs.docs.test/clicked.html"], title="Annual  report", author="The Board")

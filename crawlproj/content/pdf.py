@@ -17,14 +17,15 @@ import ctypes
 from dataclasses import dataclass, field
 
 from .language import detect
+from .pdftitle import pick_title, running_heads, usable_metadata_title
 
 PDF_TYPES = ("application/pdf", "application/x-pdf", "application/acrobat", "applications/vnd.pdf")
 
 #: Characters of a document's text its language is detected from.
 LANGUAGE_SAMPLE = 20_000
 
-#: Characters of a title taken from a document's first line.
-TITLE_MAX = 200
+#: Pages whose tops and bottoms tell a running head from a title.
+HEAD_PAGES = 20
 
 #: A PDF's header may follow up to 1,024 bytes of junk (PDF 32000-1, annex H): readers accept it.
 MAGIC_WINDOW = 1024
@@ -92,6 +93,25 @@ def _text_urls(raw, textpage) -> list[str]:  # noqa: ANN001
     return found
 
 
+def _sized_lines(raw, textpage) -> list[tuple[str, float]]:  # noqa: ANN001
+    """The page's lines as PDFium orders its characters, each with its largest font size in points
+    (small capitals and logos mix sizes in one title) and without a smaller footnote mark at its
+    end (``Manual¹``, ``Octave∗``): what a title is chosen from."""
+    lines, chars, count = [], [], raw.FPDFText_CountChars(textpage)
+    for i in range(count + 1):
+        char = chr(raw.FPDFText_GetUnicode(textpage, i)) if i < count else "\n"
+        if char not in "\r\n":
+            chars.append((char, 0.0 if char.isspace() else raw.FPDFText_GetFontSize(textpage, i)))
+            continue
+        if chars:
+            size = max(s for _, s in chars)
+            while chars and (chars[-1][0].isspace() or (not chars[-1][0].isalpha() and chars[-1][1] < 0.8 * size)):
+                chars.pop()
+            lines.append(("".join(c for c, _ in chars), round(size, 1)))
+        chars = []
+    return [(text, size) for text, size in lines if text.strip()]
+
+
 def prepare() -> None:
     """Load PDFium and the language model (a helper does, before its memory cap)."""
     import pypdfium2  # noqa: F401
@@ -112,14 +132,17 @@ def read_pdf(body: bytes, max_pages: int = 500, max_chars: int = 2_000_000, max_
     try:
         doc = PdfDocument(pages=len(pdf))
         meta = pdf.get_metadata_dict(skip_empty=True)
-        doc.title, doc.author = _clean(meta.get("Title")), _clean(meta.get("Author"))
+        doc.title, doc.author = usable_metadata_title(meta.get("Title")), _clean(meta.get("Author"))
         texts, chars, links = [], 0, {}
+        first_lines: list[tuple[str, float]] | None = None  # of the first page with text, for the title
         for number in range(min(doc.pages, max_pages)):
             page = pdf[number]
             try:
                 textpage = page.get_textpage()
                 try:
                     text = textpage.get_text_bounded().replace("\r\n", "\n")
+                    if doc.title is None and first_lines is None and any(c.isalpha() for c in text):
+                        first_lines = _sized_lines(raw, textpage)
                     for url in _uri_actions(pdfium, raw, pdf, page) + _text_urls(raw, textpage):
                         if len(links) < max_links:
                             links.setdefault(url.strip(), None)
@@ -139,8 +162,8 @@ def read_pdf(body: bytes, max_pages: int = 500, max_chars: int = 2_000_000, max_
             doc.outcome = "over_budget/pdf_pages"
         doc.text = "\f".join(texts)
         doc.links = [url for url in links if url]
-        if doc.title is None:  # most PDFs have no Title entry: their first line is the title a reader sees
-            doc.title = next((line[:TITLE_MAX] for line in map(_clean, doc.text[:4096].splitlines()) if line), None)
+        if doc.title is None and first_lines:  # most PDFs have no Title entry: the first page shows it
+            doc.title = pick_title(first_lines, running_heads(texts[:HEAD_PAGES]))
         found = detect(doc.text[:LANGUAGE_SAMPLE])
         doc.language = found.code if found.how == "detected" else None
         return doc
