@@ -33,6 +33,23 @@ TITLE_PDFS = {
 }
 
 
+#: Real PDFs of older LaTeX (Type 1 fonts, OT1), whose accents are glyphs of their own: Polish
+#: and German. Taken out of their packages, not installed (:func:`sandbox.docsites.extracted`).
+ACCENT_PDFS = {
+    # A Polish thesis template: "zale˙zno ´ s´c", "najcz˛esciej", "Miskiewicz ´" as PDFium reads it.
+    "wkmgr1.pdf": ("texlive-lang-polish", "/usr/share/doc/texlive-doc/latex/przechlewski-book/wkmgr1.pdf"),
+    # german.sty's manual: each umlaut's diaeresis at its line's end ("Anfuhrungszeichen").
+    "gerdoc.pdf": ("texlive-lang-german", "/usr/share/doc/texlive-doc/generic/german/gerdoc.pdf"),
+}
+
+
+def accent_pdf(name: str) -> bytes:
+    """The bytes of one of :data:`ACCENT_PDFS`."""
+    from .docsites import extracted
+
+    return extracted(*ACCENT_PDFS[name]).read_bytes()
+
+
 def ensure_installed(files: dict[str, tuple[str, str]] = REAL_PDFS) -> None:
     """Install the packages of ``files`` (:data:`REAL_PDFS`, :data:`TITLE_PDFS`...) when root;
     otherwise fail naming the command."""

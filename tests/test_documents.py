@@ -83,6 +83,61 @@ def test_a_title_skips_page_numbers_running_heads_and_footnote_marks():
                                                                                   "Valgrind Documentation"]
 
 
+def test_real_older_latex_pdfs_have_their_words_with_diacritics():
+    """Older LaTeX draws an accent as a glyph of its own, which PDFium put beside or far from its
+    letter: "zale˙zno ´ s´c" for "zależność", "Anfuhrungszeichen" for "Anführungszeichen" (its
+    diaeresis at the line's end). Each accent goes back on the letter under it."""
+    polish, german = pdfs.accent_pdf("wkmgr1.pdf"), pdfs.accent_pdf("gerdoc.pdf")
+    before = read_pdf(polish, as_read=True).text.split(), read_pdf(german, as_read=True).text.split()
+    after = read_pdf(polish).text.split(), read_pdf(german).text.split()
+    for words in ("zależność", "najczęściej", "Miśkiewicz", "stosowaną", "akceptację"):
+        assert words not in before[0] and words in after[0], words
+    for words in ("Anführungszeichen", "Änderung", "für", "können"):
+        assert words not in before[1] and words in after[1], words
+    assert not any(accent in " ".join(after[0] + after[1]) for accent in "´˙¨˛"), "an accent left alone"
+
+
+def _chars(*placed):
+    """Characters for compose_accents: (text, left, bottom, right, top[, generated])."""
+    from crawlproj.content.pdfaccents import Char
+
+    return [Char(text, None if left is None else (left, bottom, right, top), bool(rest))
+            for text, left, bottom, right, top, *rest in placed]
+
+
+def test_accents_drawn_apart_are_put_on_the_letter_under_them():
+    from crawlproj.content.pdfaccents import compose_accents
+
+    letters = lambda word, x=100.0: [(c, x + 6 * i, 100, x + 6 * i + 5, 107) for i, c in enumerate(word)]  # noqa: E731
+    # Before its letter in the text (TeX draws it first), over it on the page.
+    assert compose_accents(_chars(*letters("zale"), ("˙", 125.5, 108, 126.5, 109), *letters("zno", 124))) == "zależno"
+    # At the line's end, far from its letter: OT1's umlaut.
+    assert compose_accents(_chars(*letters("Anfuhrung"), (" ", 155, 100, 155, 100, 1), ("¨", 119, 108, 122, 109))) \
+        == "Anführung "
+    # After a space PDFium made up, under its letter (an ogonek), and the space goes.
+    word = _chars(*letters("stosowan"), (" ", 148, 100, 148, 100, 1), ("˛", 150, 98.5, 152, 100),
+                  ("a", 148, 100, 153, 107))
+    assert compose_accents(word) == "stosowaną"
+    # A dotless i takes the accent as an i; an accent after its letter in the text is the same.
+    assert compose_accents(_chars(("ı", 100, 100, 103, 107), ("´", 100.5, 108, 102.5, 110))) == "í"
+    assert compose_accents(_chars(("e", 100, 100, 105, 107), ("ˆ", 101, 108, 104, 110))) == "ê"
+    # Not an accent: a caret in code on the baseline, an accent over nothing, no precomposed form.
+    assert compose_accents(_chars(("a", 100, 100, 105, 107), ("^", 104, 103, 108, 108), ("2", 108, 100, 113, 107))) \
+        == "a^2"
+    assert compose_accents(_chars(("´", 200, 108, 202, 110), ("x", 100, 100, 105, 107))) == "´x"
+    assert compose_accents(_chars(("q", 100, 100, 105, 107), ("˛", 103, 98, 105, 100))) == "q˛"
+    # A character past U+FFFF comes as two halves of UTF-16: it is one again.
+    assert compose_accents(_chars(("\ud835", None, 0, 0, 0), ("\udc00", None, 0, 0, 0), ("´", 9, 9, 9, 9))) \
+        == "\U0001d400´"
+
+
+def test_words_hyphenated_at_a_line_s_end_are_whole():
+    from crawlproj.content.pdf import join_hyphenated
+
+    assert join_hyphenated("manip\x02ulation of Quasi\x02Standard ent\x02\nhalten, at the end\x02") == \
+        "manipulation of Quasi-Standard enthalten, at the end"
+
+
 def test_a_pdf_s_metadata_and_link_annotations_are_read():
     body = pdfs.text_pdf(["Read http://pdfs.docs.test/written.html for more", "the second page"],
                          links=["http://pdfs.docs.test/clicked.html"], title="Annual  report", author="The Board")
