@@ -98,7 +98,12 @@ ALLOWED_SUFFIXES: string_list = []
 FOLLOW_NOFOLLOW: boolean = False
 #: URLs longer than this after canonicalisation are refused (counted).
 URL_MAX_LENGTH: number(int, 16) = 2048
-#: Query/path parameters stripped as session ids by the canonicaliser.
+#: Query and ;path parameters that may carry a session id. The canonicaliser removes one only
+#: when its value looks like a session token: 16 or more letters and digits, both kinds, no "/",
+#: and random (one-case hex, or letters and digits alternating 3 times or more). sid=00/01/25/1430236
+#: (a Slash story), sid=7041 (a PHP-Nuke article) and sid=Main.WebHome are kept; phpBB's
+#: sid=9682993c8daa2c5497996114facdc805 and Tomcat's ;jsessionid=6BEF030AB1677BEC333FFCC7BF4DF564
+#: are removed. Numeric ColdFusion CFID/CFTOKEN values are kept (a copy costs a fetch, not a page).
 SESSION_ID_PARAMS: string_list = [
     "jsessionid", "phpsessid", "sid", "sessionid", "session_id",
     "aspsessionid", "cfid", "cftoken", "zenid", "oscsid",

@@ -13,7 +13,9 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url, safe_url_string
 
-#: Query and path parameters that carry a session id and never name content.
+#: Query and path parameters that may carry a session id. A parameter of one of these names is
+#: removed only when its value looks like a session token (:func:`is_session_token`): ``sid``
+#: is a session id in phpBB and a story id in Slash, PHP-Nuke and LimeSurvey.
 DEFAULT_SESSION_PARAMS: tuple[str, ...] = (
     "jsessionid",
     "phpsessid",
@@ -57,8 +59,47 @@ def _check_host(host: str, url: str) -> None:
         raise InvalidURL("bad_host", url)
 
 
+#: What a session token is made of: letters, digits and the separators servers put in them
+#: (Tomcat's ``.route``, WebSphere's ``:clone``, WebLogic's ``!``, UUIDs' ``-``, PHP's ``,``).
+#: No ``/``, ``%`` or space: a value with a path in it (Slash's ``sid=00/01/25/1430236``) names content.
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9._~!:,=-]{16,512}")
+_HEX = re.compile(r"[0-9a-f._:-]+|[0-9A-F._:-]+")
+_ISO_DATE = re.compile(r"\d{4}-\d\d-\d\d")
+#: Letters and digits a token has at least, whatever its separators.
+TOKEN_MIN_ALNUM = 16
+
+
+def _alternations(alnum: str) -> int:
+    """How often a run of letters turns into a run of digits or back."""
+    return sum(a.isdigit() != b.isdigit() for a, b in zip(alnum, alnum[1:]))
+
+
+def is_session_token(value: str) -> bool:
+    """Whether ``value`` looks like a session token a server made, not a name of content.
+
+    A session token is random: at least 16 letters and digits, both kinds, and no ``/``. Hex of
+    one case (PHP, Tomcat, osCommerce, UUIDs) is random enough as it is; any other alphabet
+    must turn from letters to digits or back at least 3 times (Jetty's ``node0a7x2kq9d4m1z8w3n5``), which
+    a word with a number (``ISBN9780131103627``), a date (``2001-01-25T14:30:00Z``) or a page
+    name (``Main.WebHome``) does not. A small number (``sid=123``) or a date is never one.
+    When in doubt the value is kept: a session id left in a URL costs a duplicate fetch (which
+    the duplicate-text check catches), a content id taken out merges pages and loses all but one.
+    """
+    if not _TOKEN_CHARS.fullmatch(value) or _ISO_DATE.search(value):
+        return False
+    alnum = "".join(c for c in value if c.isalnum())
+    digits = sum(c.isdigit() for c in alnum)
+    if len(alnum) < TOKEN_MIN_ALNUM or not 0 < digits < len(alnum):
+        return False
+    return bool(_HEX.fullmatch(value)) or _alternations(alnum) >= 3
+
+
+def _is_session(name: str, value: str, session_params: frozenset[str]) -> bool:
+    return name.lower() in session_params and is_session_token(value)
+
+
 def _session_free(pairs: list[tuple[str, str]], session_params: frozenset[str]) -> list[tuple[str, str]]:
-    return [(k, v) for k, v in pairs if k.lower() not in session_params]
+    return [(k, v) for k, v in pairs if not _is_session(k, v, session_params)]
 
 
 def canonicalize(
@@ -72,8 +113,9 @@ def canonicalize(
 
     Canonical means: absolute, http(s) only, lower-case scheme and host, IDNA
     host, no default port, no fragment, dot segments resolved, escapes
-    normalised, query sorted, session-id parameters removed (from the query and
-    from ``;param=`` path segments), and an empty path written as ``/``.
+    normalised, query sorted, session ids removed (a parameter named in
+    ``session_params`` whose value :func:`is_session_token`, in the query or in a
+    ``;param=`` path segment), and an empty path written as ``/``.
     """
     if not isinstance(url, str):
         raise InvalidURL("malformed", repr(url))
@@ -111,7 +153,7 @@ def canonicalize(
         segments = []
         for segment in path.split("/"):
             name, *params = segment.split(";")
-            kept = [p for p in params if p.split("=", 1)[0].lower() not in sessions]
+            kept = [p for p in params if not _is_session(*p.partition("=")[::2], sessions)]
             segments.append(";".join([name, *kept]))
         path = "/".join(segments)
     query = parts.query

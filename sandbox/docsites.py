@@ -88,6 +88,41 @@ def ensure_installed(sites: tuple[DocSite, ...] = SITES) -> None:
                    stdout=subprocess.DEVNULL, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
 
 
+def ensure_files(files: dict[str, tuple[str, str]]) -> None:
+    """:func:`ensure_installed` for single files of packages (``{name: (package, path)}``)."""
+    ensure_installed(tuple(DocSite(name, package, str(Path(path).parent), "/" + Path(path).name)
+                           for name, (package, path) in files.items()))
+
+
+#: Where files taken out of packages that are not installed are kept (:func:`extracted`).
+DEB_CACHE = Path(os.environ.get("CRAWLPROJ_DEB_CACHE") or Path.home() / ".cache" / "crawlproj" / "debs")
+
+
+def extracted(package: str, path: str) -> Path:
+    """``path`` of Debian's ``package``, taken out of the package without installing it: for a
+    few files of a package whose dependencies are large (the TeX Live documentation packages
+    pull 170 MB of TeX Live). Downloaded with apt-get once, kept in :data:`DEB_CACHE`;
+    ``scripts/system-deps.sh`` does the same for ``make``."""
+    target = DEB_CACHE / package / path.lstrip("/")
+    if target.exists():
+        return target
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        download = ["apt-get", "download", "-qq", package]
+        if subprocess.run(download, cwd=tmp, capture_output=True).returncode != 0:
+            if os.geteuid() != 0:
+                raise RuntimeError(f"cannot download Debian package {package}: run scripts/system-deps.sh")
+            subprocess.run(["apt-get", "update", "-qq"], check=True, capture_output=True)
+            subprocess.run(download, cwd=tmp, check=True, capture_output=True)
+        deb = next(Path(tmp).glob("*.deb"))
+        (DEB_CACHE / package).mkdir(parents=True, exist_ok=True)
+        tar = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
+        subprocess.run(["tar", "-x", "-C", str(DEB_CACHE / package), "." + path], stdin=tar.stdout, check=True)
+        tar.wait()
+    return target
+
+
 def html_files(site: DocSite, limit: int | None = None) -> list[Path]:
     """The site's HTML files, sorted (the first ``limit``, spread evenly over the site)."""
     files = sorted(p for p in Path(site.root).rglob("*.htm*") if p.is_file())

@@ -435,7 +435,8 @@ class SandboxWeb:
             k = 0 if path == "/" else int(path[3:-5])
             if k >= self.size(host):
                 return None
-            links = [f"/s/{c}.html?sid={rng.getrandbits(64):016x}" for c in (2 * k + 1, 2 * k + 2) if c < self.size(host)]
+            # A session id as PHP and phpBB make them (32 hex digits): a new one in every link.
+            links = [f"/s/{c}.html?sid={rng.getrandbits(128):032x}" for c in (2 * k + 1, 2 * k + 2) if c < self.size(host)]
         else:
             return None
         items = "".join(f'<li><a href="{href}">next</a></li>' for href in links)

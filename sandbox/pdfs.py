@@ -19,18 +19,48 @@ REAL_PDFS = {
     "shared-mime-info-spec.pdf": ("shared-mime-info", "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"),
 }
 
+#: Real PDFs whose Title is missing or names a file, and whose first line is not their title:
+#: a page number ("1"), a running head, a file name (``scripts/system-deps.sh`` installs them).
+TITLE_PDFS = {
+    # dblatex's run-on text: "1", then the title glued to the table of contents.
+    "docbook-xsl-reference.pdf": ("docbook-xsl-doc-pdf", "/usr/share/doc/docbook-xsl-doc-pdf/doc/reference.pdf.gz"),
+    # Texinfo: "1" at the top of the title page.
+    "dmalloc.pdf": ("libdmalloc-dev", "/usr/share/doc/libdmalloc-dev/dmalloc.pdf.gz"),
+    # LaTeX with a running head (version and date) above the title on every page.
+    "fasta_guide.pdf": ("fasta3-doc", "/usr/share/doc/fasta3/fasta_guide.pdf"),
+    # Title "eci_doc.dvi": the file it was made from.
+    "ecasound_eci_doc.pdf": ("ecasound-doc", "/usr/share/doc/ecasound/ecasound_eci_doc.pdf.gz"),
+}
 
-def ensure_installed() -> None:
-    """Install the packages of :data:`REAL_PDFS` when root; otherwise fail naming the command."""
-    from .docsites import DocSite, ensure_installed as install
 
-    install(tuple(DocSite(name, package, str(Path(path).parent), "/" + Path(path).name)
-                  for name, (package, path) in REAL_PDFS.items()))
+#: Real PDFs of older LaTeX (Type 1 fonts, OT1), whose accents are glyphs of their own: Polish
+#: and German. Taken out of their packages, not installed (:func:`sandbox.docsites.extracted`).
+ACCENT_PDFS = {
+    # A Polish thesis template: "zale˙zno ´ s´c", "najcz˛esciej", "Miskiewicz ´" as PDFium reads it.
+    "wkmgr1.pdf": ("texlive-lang-polish", "/usr/share/doc/texlive-doc/latex/przechlewski-book/wkmgr1.pdf"),
+    # german.sty's manual: each umlaut's diaeresis at its line's end ("Anfuhrungszeichen").
+    "gerdoc.pdf": ("texlive-lang-german", "/usr/share/doc/texlive-doc/generic/german/gerdoc.pdf"),
+}
+
+
+def accent_pdf(name: str) -> bytes:
+    """The bytes of one of :data:`ACCENT_PDFS`."""
+    from .docsites import extracted
+
+    return extracted(*ACCENT_PDFS[name]).read_bytes()
+
+
+def ensure_installed(files: dict[str, tuple[str, str]] = REAL_PDFS) -> None:
+    """Install the packages of ``files`` (:data:`REAL_PDFS`, :data:`TITLE_PDFS`...) when root;
+    otherwise fail naming the command."""
+    from .docsites import ensure_files
+
+    ensure_files(files)
 
 
 def real_pdf(name: str) -> bytes:
-    """The bytes of one of :data:`REAL_PDFS` (unpacked when the package ships it gzipped)."""
-    data = Path(REAL_PDFS[name][1]).read_bytes()
+    """The bytes of one of the real PDFs (unpacked when the package ships it gzipped)."""
+    data = Path({**TITLE_PDFS, **REAL_PDFS}[name][1]).read_bytes()
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 

@@ -3,9 +3,10 @@
 # chromium) and the Debian documentation packages whose real pages the tests read.
 # As root, install the missing ones with apt-get. Otherwise print the exact command and fail.
 set -euo pipefail
-declare -A package=([redis-server]=redis-server [nginx]=nginx-light [chromium]=chromium)
+# (pdftotext: bench/pdf_accents.py's reference text.)
+declare -A package=([redis-server]=redis-server [nginx]=nginx-light [chromium]=chromium [pdftotext]=poppler-utils)
 missing=()
-for binary in redis-server nginx chromium; do
+for binary in redis-server nginx chromium pdftotext; do
   if ! command -v "$binary" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$binary" ]; then
     missing+=("${package[$binary]}")
   fi
@@ -25,20 +26,46 @@ declare -A docs=([postgresql-doc-15]=/usr/share/doc/postgresql-doc-15/html/index
                  # real PDFs (sandbox.pdfs.REAL_PDFS)
                  [libtasn1-doc]=/usr/share/doc/libtasn1-doc/libtasn1.pdf
                  [bzip2-doc]=/usr/share/doc/bzip2/manual.pdf.gz
-                 [shared-mime-info]=/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf)
+                 [shared-mime-info]=/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf
+                 # real PDFs whose first line is not their title (sandbox.pdfs.TITLE_PDFS)
+                 [docbook-xsl-doc-pdf]=/usr/share/doc/docbook-xsl-doc-pdf/doc/reference.pdf.gz
+                 [libdmalloc-dev]=/usr/share/doc/libdmalloc-dev/dmalloc.pdf.gz
+                 [fasta3-doc]=/usr/share/doc/fasta3/fasta_guide.pdf
+                 [ecasound-doc]=/usr/share/doc/ecasound/ecasound_eci_doc.pdf.gz
+                 # real URLs with session ids and story ids (sandbox.realurls.URL_FILES)
+                 [libxml-rss-perl]=/usr/share/doc/libxml-rss-perl/examples/1.0/slash.rdf
+                 [awstats]=/usr/share/doc/awstats/html/awstats_faq.html)
 for lang in de fr it ja ru; do
   docs[developers-reference-$lang]=/usr/share/doc/developers-reference-$lang/docs/index.html
 done
 for pkg in "${!docs[@]}"; do
   [ -e "${docs[$pkg]}" ] || missing+=("$pkg")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-if [ "$(id -u)" -eq 0 ]; then
-  echo "installing system packages: ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-else
-  echo "missing system packages. Run this, then try again:" >&2
-  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
-  exit 1
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "installing system packages: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "missing system packages. Run this, then try again:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+    exit 1
+  fi
 fi
+# Files taken out of packages without installing them, their dependencies being large (TeX Live's
+# documentation pulls 170 MB of TeX Live): sandbox.pdfs.ACCENT_PDFS, as sandbox.docsites.extracted does.
+cache=${CRAWLPROJ_DEB_CACHE:-$HOME/.cache/crawlproj/debs}
+declare -A extract=([texlive-lang-polish]=/usr/share/doc/texlive-doc/latex/przechlewski-book/wkmgr1.pdf
+                    [texlive-lang-german]=/usr/share/doc/texlive-doc/generic/german/gerdoc.pdf)
+for pkg in "${!extract[@]}"; do
+  path=${extract[$pkg]}
+  [ -e "$cache/$pkg$path" ] && continue
+  tmp=$(mktemp -d)
+  if ! (cd "$tmp" && apt-get download -qq "$pkg" 2>/dev/null); then
+    [ "$(id -u)" -eq 0 ] && apt-get update -qq
+    (cd "$tmp" && apt-get download -qq "$pkg" 2>/dev/null) || { echo "cannot download $pkg" >&2; rm -rf "$tmp"; exit 1; }
+  fi
+  mkdir -p "$cache/$pkg"
+  dpkg-deb --fsys-tarfile "$tmp"/*.deb | tar -x -C "$cache/$pkg" ".$path"
+  rm -rf "$tmp"
+done

@@ -37,6 +37,8 @@ CHECKS = {
                                 and 1.5 < o["structures"]["url_seen_bloom"]["bytes"] < 2.5),
     "near_duplicates": lambda o: o["flagged"] > 0 and o["template_false_positives"] == 0,
     "ordering": lambda o: set(o["pagerank_share"]) == {"bfs", "backlinks"} and o["peak_rss_mb"] > 0,
+    "pdf_accents": lambda o: (len(o["files"]) == 2
+                              and all(f["recall_after"] > f["recall_before"] for f in o["files"])),
     "politeness": lambda o: o["violations"] == 0 and o["pages_per_s"] > 0,
     "politeness_soak": lambda o: o["pages"] > 0 and o["interval_violations"] == 0 and o["concurrency_violations"] == 0,
     "render": lambda o: o["pages"] > 0 and o["detection"],

@@ -39,6 +39,105 @@ def test_real_pdfs_give_their_text_title_language_and_links(real):
         assert doc.outcome is None and len(doc.text) > 10_000 and doc.links, name
 
 
+def test_real_pdfs_whose_first_line_is_a_page_number_or_a_running_head_get_their_title():
+    """Without a usable Title entry the first line was the title: two real manuals were stored
+    as "1" (the page number above their title), a manual as its running head, one as the file it
+    was made from. Each gets what a reader sees as its title."""
+    pdfs.ensure_installed(pdfs.TITLE_PDFS)
+    titles = {name: read_pdf(pdfs.real_pdf(name), max_pages=20).title for name in pdfs.TITLE_PDFS}
+    assert titles == {
+        "docbook-xsl-reference.pdf": "DocBook XSL Stylesheets: Reference Documentation",  # was "1"
+        "dmalloc.pdf": "Debug Malloc Library",  # was "1"
+        "fasta_guide.pdf": "The FASTA program package",  # was "fasta-36.3.8i November 13, 2022"
+        "ecasound_eci_doc.pdf": "Ecasound Control Interface Guide",  # was "eci_doc.dvi"
+    }
+
+
+def test_a_title_skips_page_numbers_running_heads_and_footnote_marks():
+    from crawlproj.content.pdftitle import is_page_number, pick_title, running_heads, usable_metadata_title
+
+    for line in ("1", "iii", "XIV", "Page 3", "page 12 of 40", "- 2 -", "3 / 10", "(4)", "— 7 —", "Seite 5"):
+        assert is_page_number(line), line
+    for line in ("1 Introduction", "Version 2", "Chapter 3", "I am", "Mix", "CIVIL", "Did"):
+        assert not is_page_number(line), line
+    body = [("Some ordinary text of the page that goes on.", 10.0)] * 5
+    assert pick_title([("1", 9.0), ("Debug Malloc Library", 20.7), ("Version 5.5.2", 10.9)] + body) == \
+        "Debug Malloc Library"
+    # A title on two lines, as large, is one title; a version under it is not part of it.
+    assert pick_title([("ALTree: Association and Localisation tests", 17.2), ("using phylogenetic trees", 17.2),
+                       ("Version 1.1", 17.2)] + body) == "ALTree: Association and Localisation tests using phylogenetic trees"
+    # No size stands out: the first line that is not page furniture nor a running head.
+    pages = [f"Manual 1.0 — May 2007\nText of page {n}\n{n}" for n in range(1, 6)]
+    heads = running_heads(pages)
+    assert pick_title([("Manual 1.0 — May 2007", 10.0), ("- 1 -", 10.0), ("Getting started", 10.0)] + body,
+                      heads) == "Getting started"
+    # A title repeated as the running head is still the title when it is the largest text.
+    assert pick_title([("The debdelta suite", 24.8)] + body, {"the debdelta suite"}) == "The debdelta suite"
+    assert pick_title([("Contents", 18.0), ("1", 10.0)] + body[:1]) == body[0][0]
+    assert pick_title([("-0.8", 8.0), ("12", 8.0)]) is None
+    # Two lines run together in a bad PDF's text are cut where a word runs into the next.
+    glued = "DocBook XSL Stylesheets: Reference DocumentationTable of ContentsDocBook XSL Stylesheets User " * 2
+    assert pick_title([(glued, 10.0)]) == "DocBook XSL Stylesheets: Reference Documentation"
+    assert [usable_metadata_title(t) for t in ("eci_doc.dvi", "Untitled", "Microsoft Word - npcUsage.doc",
+                                               " Valgrind  Documentation ")] == [None, None, None,
+                                                                                  "Valgrind Documentation"]
+
+
+def test_real_older_latex_pdfs_have_their_words_with_diacritics():
+    """Older LaTeX draws an accent as a glyph of its own, which PDFium put beside or far from its
+    letter: "zale˙zno ´ s´c" for "zależność", "Anfuhrungszeichen" for "Anführungszeichen" (its
+    diaeresis at the line's end). Each accent goes back on the letter under it."""
+    polish, german = pdfs.accent_pdf("wkmgr1.pdf"), pdfs.accent_pdf("gerdoc.pdf")
+    before = read_pdf(polish, as_read=True).text.split(), read_pdf(german, as_read=True).text.split()
+    after = read_pdf(polish).text.split(), read_pdf(german).text.split()
+    for words in ("zależność", "najczęściej", "Miśkiewicz", "stosowaną", "akceptację"):
+        assert words not in before[0] and words in after[0], words
+    for words in ("Anführungszeichen", "Änderung", "für", "können"):
+        assert words not in before[1] and words in after[1], words
+    assert not any(accent in " ".join(after[0] + after[1]) for accent in "´˙¨˛"), "an accent left alone"
+
+
+def _chars(*placed):
+    """Characters for compose_accents: (text, left, bottom, right, top[, generated])."""
+    from crawlproj.content.pdfaccents import Char
+
+    return [Char(text, None if left is None else (left, bottom, right, top), bool(rest))
+            for text, left, bottom, right, top, *rest in placed]
+
+
+def test_accents_drawn_apart_are_put_on_the_letter_under_them():
+    from crawlproj.content.pdfaccents import compose_accents
+
+    letters = lambda word, x=100.0: [(c, x + 6 * i, 100, x + 6 * i + 5, 107) for i, c in enumerate(word)]  # noqa: E731
+    # Before its letter in the text (TeX draws it first), over it on the page.
+    assert compose_accents(_chars(*letters("zale"), ("˙", 125.5, 108, 126.5, 109), *letters("zno", 124))) == "zależno"
+    # At the line's end, far from its letter: OT1's umlaut.
+    assert compose_accents(_chars(*letters("Anfuhrung"), (" ", 155, 100, 155, 100, 1), ("¨", 119, 108, 122, 109))) \
+        == "Anführung "
+    # After a space PDFium made up, under its letter (an ogonek), and the space goes.
+    word = _chars(*letters("stosowan"), (" ", 148, 100, 148, 100, 1), ("˛", 150, 98.5, 152, 100),
+                  ("a", 148, 100, 153, 107))
+    assert compose_accents(word) == "stosowaną"
+    # A dotless i takes the accent as an i; an accent after its letter in the text is the same.
+    assert compose_accents(_chars(("ı", 100, 100, 103, 107), ("´", 100.5, 108, 102.5, 110))) == "í"
+    assert compose_accents(_chars(("e", 100, 100, 105, 107), ("ˆ", 101, 108, 104, 110))) == "ê"
+    # Not an accent: a caret in code on the baseline, an accent over nothing, no precomposed form.
+    assert compose_accents(_chars(("a", 100, 100, 105, 107), ("^", 104, 103, 108, 108), ("2", 108, 100, 113, 107))) \
+        == "a^2"
+    assert compose_accents(_chars(("´", 200, 108, 202, 110), ("x", 100, 100, 105, 107))) == "´x"
+    assert compose_accents(_chars(("q", 100, 100, 105, 107), ("˛", 103, 98, 105, 100))) == "q˛"
+    # A character past U+FFFF comes as two halves of UTF-16: it is one again.
+    assert compose_accents(_chars(("\ud835", None, 0, 0, 0), ("\udc00", None, 0, 0, 0), ("´", 9, 9, 9, 9))) \
+        == "\U0001d400´"
+
+
+def test_words_hyphenated_at_a_line_s_end_are_whole():
+    from crawlproj.content.pdf import join_hyphenated
+
+    assert join_hyphenated("manip\x02ulation of Quasi\x02Standard ent\x02\nhalten, at the end\x02") == \
+        "manipulation of Quasi-Standard enthalten, at the end"
+
+
 def test_a_pdf_s_metadata_and_link_annotations_are_read():
     body = pdfs.text_pdf(["Read http://pdfs.docs.test/written.html for more", "the second page"],
                          links=["http://pdfs.docs.test/clicked.html"], title="Annual  report", author="The Board")
