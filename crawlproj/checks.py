@@ -74,6 +74,45 @@ components = _mapping("a class path", "an order", _path_or_class,
 handlers = _mapping("a URL scheme", "a class path", lambda k: isinstance(k, str), _path_or_class)
 
 
+#: Feed exporters by format (Scrapy's FEED_EXPORTERS).
+exporters = _mapping("a feed format", "a class path", lambda k: isinstance(k, str), _path_or_class)
+
+
+@accepts("None, a list of record fields, or {field: column name} (docs/exporting.md)")
+def export_fields(settings: BaseSettings, name: str) -> None:
+    unknown_fields = load_object("crawlproj.exports.records.unknown_fields")
+
+    raw = settings.get(name)
+    if raw is None:
+        return
+    try:
+        fields = settings.getdictorlist(name)
+    except (TypeError, ValueError):
+        raise SettingsError(name, raw, "expected a list of field names, or {field: column name}") from None
+    if unknown_fields(fields):
+        FIELDS = load_object("crawlproj.exports.records.FIELDS")
+        raise SettingsError(name, raw, f"unknown field {unknown_fields(fields)[0]!r}; choose from {', '.join(FIELDS)}")
+
+
+@accepts("{URI: feed options} (Scrapy's FEEDS, set by -o and -O): a known format, a file that can be written")
+def feeds(settings: BaseSettings, name: str) -> None:
+    """Each feed's format and fields are known and its file can be written (crawlproj.exports.targets)."""
+    raw = settings.get(name)
+    try:
+        given = settings.getdict(name)
+    except (TypeError, ValueError):
+        raise SettingsError(name, raw, "expected {URI: {'format': ...}}") from None
+    if not given:
+        return
+    feed_problem = load_object("crawlproj.exports.targets.feed_problem")
+    formats = [f for f, path in settings.getwithbase("FEED_EXPORTERS").items() if path]
+    default_fields = settings.getdictorlist("FEED_EXPORT_FIELDS") or None
+    for uri, options in given.items():
+        problem = feed_problem(str(uri), dict(options or {}), formats, default_fields, settings.getint("WORKERS") or 1)
+        if problem:
+            raise SettingsError(name, str(uri), f"{problem} (-o and -O set {name})")
+
+
 def number(kind: type, low: float, inclusive: bool = True) -> Callable[[BaseSettings, str], None]:
     def check(settings: BaseSettings, name: str) -> None:
         raw = settings.get(name)

@@ -12,7 +12,8 @@ base; a profile there (``-s PROFILE=local``, ...) is applied over them by
 """
 
 # Not ``from __future__ import annotations``: each annotation is the check object itself.
-from crawlproj.checks import (ai_uses, boolean, handlers, chromium, cidr_list, class_path, components, choice, fraction,
+from crawlproj.checks import (ai_uses, boolean, handlers, chromium, cidr_list, class_path, components, choice,
+                              exporters, export_fields, feeds, fraction,
                               fraction_or_one, host_resolve, int_list, interval_pair, non_empty, number, port,
                               prioritizer, probability, readable_file, redis_url, regex_list, revisit_range,
                               store_uri, string_list, text, token, unit_interval)
@@ -26,8 +27,9 @@ SPIDER_MODULES: string_list = ["crawlproj.spiders"]
 NEWSPIDER_MODULE: non_empty = "crawlproj.spiders"
 #: crawlproj's commands (crawl's input checks, demo, report, merge, ...).
 COMMANDS_MODULE: non_empty = "crawlproj.commands"
-#: Applies PROFILE and checks every setting before the crawl starts.
-ADDONS: components = {"crawlproj.profiles.ProfileAddon": 0}
+#: Applies PROFILE and checks every setting before the crawl starts; gives every feed (FEEDS)
+#: crawlproj's page filter: stored pages only, one record each.
+ADDONS: components = {"crawlproj.profiles.ProfileAddon": 0, "crawlproj.exports.feeds.PageFeeds": 10}
 
 #: Which profile of the project's settings/ to apply (local, sandbox, distributed, incremental).
 PROFILE: non_empty = "local"
@@ -412,6 +414,42 @@ ITEM_PIPELINES: components = {
     "crawlproj.revisit.pipeline.RevisitPipeline": 400,
     "crawlproj.store.archive.ArchivePipeline": 500,
     "crawlproj.store.pipeline.StorePipeline": 800,
+}
+
+# -- page content: the store, feeds, scrapy export, scrapy search ----------------
+#: Keep each stored page's content (crawlproj.content.page_content.PageContent: main text, Markdown,
+#: description, author, dates) in the store's page_content table, zstd-compressed, written with
+#: the page's row (docs/exporting.md). Off: pages are stored without text (feeds still carry it).
+CONTENT_STORE: boolean = True
+#: Keep (and extract) each page's main content as Markdown beside its plain text: about 1.2
+#: times the text's compressed bytes again (docs/exporting.md). Off: text only.
+CONTENT_MARKDOWN: boolean = True
+#: The most characters kept of each of a page's text and Markdown, in extraction and in the
+#: store (the page's `limited` then says CONTENT_MAX_CHARS). 0: no cap.
+CONTENT_MAX_CHARS: number(int, 0) = 2_000_000
+#: Index each stored page's title and text for `scrapy search` (SQLite FTS5, bm25; CJK as
+#: bigrams) in the store's write transaction. Needs CONTENT_STORE. Off: pages are not indexed.
+CONTENT_SEARCH: boolean = True
+#: Scrapy's feeds ({URI: options}; -o and -O set it): one record per stored page, the fields of
+#: FEED_EXPORT_FIELDS or, unset, docs/exporting.md's. Each is checked at start: a feed that cannot
+#: be written (a directory that cannot be made, no permission, an unknown format) stops the crawl.
+FEEDS: feeds = {}
+#: The fields of each feed record, in order (a list, or {field: column name}); None: the default
+#: fields (docs/exporting.md). body, body_encoding, response_headers and request_headers only when named.
+FEED_EXPORT_FIELDS: export_fields = None
+#: Feeds are written in UTF-8 (JSON without \uXXXX escapes).
+FEED_EXPORT_ENCODING: non_empty = "utf-8"
+#: Scrapy's exporters by format, with crawlproj's page records (crawlproj.exports.feeds), and Parquet.
+FEED_EXPORTERS: exporters = {
+    "json": "crawlproj.exports.feeds.JsonExporter",
+    "jsonlines": "crawlproj.exports.feeds.JsonLinesExporter",
+    "jsonl": "crawlproj.exports.feeds.JsonLinesExporter",
+    "jl": "crawlproj.exports.feeds.JsonLinesExporter",
+    "csv": "crawlproj.exports.feeds.CsvExporter",
+    "xml": "crawlproj.exports.feeds.XmlExporter",
+    "marshal": "crawlproj.exports.feeds.MarshalExporter",
+    "pickle": "crawlproj.exports.feeds.PickleExporter",
+    "parquet": "crawlproj.exports.feeds.ParquetExporter",
 }
 
 # -- content: near-duplicates and the WARC archive ---------------------------

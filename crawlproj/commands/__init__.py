@@ -1,13 +1,15 @@
 """crawlproj's Scrapy commands (COMMANDS_MODULE): ``scrapy sandbox``, ``scrapy demo``, ``scrapy report``,
-``scrapy wacz``, ``scrapy mirrors``, ``scrapy merge``, ``scrapy seed``, ``scrapy dashboard``.
+``scrapy wacz``, ``scrapy export``, ``scrapy search``, ``scrapy mirrors``, ``scrapy merge``, ``scrapy seed``,
+``scrapy dashboard``.
 
-The commands that read a crawl (``report``, ``wacz``, ``deadletters``) find it one way
+The commands that read a crawl (``report``, ``wacz``, ``export``, ``search``, ``deadletters``) find it one way
 (:func:`store_path`): ``--store``, else the last crawl's store (``LAST_CRAWL_FILE``, which
 every crawl writes), else ``STORE_URI``, else the demo's; and each says which it read.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import sys
 
@@ -51,3 +53,19 @@ def store_path(option: str | None, settings) -> str:
         raise UsageError(f"no crawl store at {path} (give --store sqlite:///path/to/crawl.db)")
     print(f"reading the crawl in {path} ({why})", file=sys.stderr)
     return path
+
+
+def store_paths(options: list[str] | None, settings) -> list[str]:
+    """The stores a command reads several of at once (the shards of a distributed or WORKERS
+    crawl): each ``--store`` given, shell patterns allowed in its path; else :func:`store_path`'s one."""
+    if not options:
+        return [store_path(None, settings)]
+    paths = []
+    for option in options:
+        pattern = _path(option)
+        for path in sorted(glob.glob(pattern)) or [pattern]:
+            if os.path.abspath(path) not in map(os.path.abspath, paths):
+                paths.append(path)
+    for path in paths:
+        store_path(f"sqlite:///{os.path.abspath(path)}", settings)  # said, and checked, as one --store
+    return paths

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from urllib.parse import urlsplit
 
+from .content import ContentPolicy
 from .sqlite import SqliteStore
 
 SCHEMES = ("sqlite",)
@@ -37,6 +38,6 @@ def settings_store(settings) -> str:  # noqa: ANN001 - Scrapy settings
     return parse_store_uri(settings.get("STORE_URI"))[1]
 
 
-def open_store(uri: str) -> SqliteStore:
+def open_store(uri: str, content: ContentPolicy = ContentPolicy()) -> SqliteStore:
     _, path = parse_store_uri(uri)
-    return SqliteStore(path)
+    return SqliteStore(path, content)

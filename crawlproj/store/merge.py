@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from . import content
 from .sqlite import PAGE_COLUMNS, SqliteStore
 
 
@@ -12,7 +13,8 @@ def merge_shards(out: str, shards: list[str], tick: Callable[[int], object] | No
     """Merge worker shards into the store at ``out`` (created if missing); return counts.
 
     A URL stored by two workers (fetched again after a worker died before its commit)
-    keeps its latest fetch; host counters add up; links and duplicates are unioned.
+    keeps its latest fetch, with that fetch's content and search entry; host counters add up;
+    links and duplicates are unioned.
     ``tick(1)`` is called after each shard (a progress bar's update).
     """
     store = SqliteStore(out)
@@ -57,6 +59,8 @@ def merge_shards(out: str, shards: list[str], tick: Callable[[int], object] | No
                 conn.execute("""INSERT OR REPLACE INTO documents SELECT d.* FROM shard.documents d
                                 JOIN shard.pages p ON p.url = d.url JOIN pages m ON m.url = d.url
                                 WHERE m.fetched_at = p.fetched_at""")
+            if conn.execute("SELECT 1 FROM shard.sqlite_master WHERE name = 'page_content'").fetchone():
+                _merge_content(conn)
             if conn.execute("SELECT 1 FROM shard.sqlite_master WHERE name = 'sitemap_urls'").fetchone():
                 # The newest reading of a URL's sitemap entry, and of a subject's AI-use signals, wins.
                 conn.execute("""INSERT INTO sitemap_urls SELECT * FROM shard.sitemap_urls WHERE true
@@ -80,3 +84,16 @@ def merge_shards(out: str, shards: list[str], tick: Callable[[int], object] | No
     hosts = conn.execute("SELECT COUNT(*) FROM hosts").fetchone()[0]
     store.close()
     return {"out": out, "shards": merged, "pages": pages, "hosts": hosts}
+
+
+def _merge_content(conn) -> None:  # noqa: ANN001 - the merge's connection, the shard attached
+    """Each page's content as its latest fetch had it (none, when that fetch had none), indexed
+    for search as it was in the shard (content.replace_row: the old entry out, the new one in)."""
+    cur = conn.cursor()
+    columns = ", ".join(f"c.{c}" for c in content.ROW_COLUMNS)
+    rows = conn.execute(f"""SELECT p.url, c.url IS NOT NULL, c.indexed, {columns} FROM shard.pages p
+                            JOIN pages m ON m.url = p.url AND m.fetched_at = p.fetched_at
+                            LEFT JOIN shard.page_content c ON c.url = p.url""")
+    for url, has_content, indexed, *values in rows:
+        text = content.unpack(values[content.ROW_COLUMNS.index("text")]) if has_content and indexed else None
+        content.replace_row(cur, url, tuple(values) if has_content else None, text)

@@ -13,6 +13,7 @@ from twisted.internet import defer, task
 from .. import signals as crawl_signals
 from ..items import FetchError, PageItem, SitemapUrls, Skipped
 from . import open_store
+from .content import ContentPolicy
 from .sqlite import StoreBatch
 from .writer import WriterThread
 
@@ -36,7 +37,7 @@ class StorePipeline:
         self.uri = settings.get("STORE_URI")
         self.batch_size = settings.getint("STORE_BATCH_SIZE")
         self.flush_interval = settings.getfloat("STORE_FLUSH_INTERVAL")
-        self.store = open_store(self.uri)
+        self.store = open_store(self.uri, ContentPolicy.from_settings(settings))
         # Off the reactor: a batch commit held it up to 380 ms (see crawlproj.store.writer).
         self.writer = WriterThread("store")
         self._writing: defer.Deferred | None = None

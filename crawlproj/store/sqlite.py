@@ -15,6 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from ..items import FetchError, PageItem
+from . import content as page_content
+from . import search
+from .content import ContentPolicy
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -164,12 +167,15 @@ class StoreBatch:
 
 
 class SqliteStore:
-    """Buffered writer (and small reader) for one SQLite crawl database."""
+    """Buffered writer (and small reader) for one SQLite crawl database. ``content`` says what
+    it keeps of each page's content (:mod:`crawlproj.store.content`)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, content: ContentPolicy = ContentPolicy()) -> None:
         self.path = path
+        self.content = content
         self.conn = connect(path)
-        self.conn.executescript(SCHEMA)
+        # (The content and search tables are created in databases from before them too.)
+        self.conn.executescript(SCHEMA + page_content.SCHEMA + search.SCHEMA)
         columns = {row[1] for row in self.conn.execute("PRAGMA table_info(pages)")}
         for column, kind in (("warc_file", "TEXT"), ("warc_offset", "INTEGER"), ("rendered", "INTEGER DEFAULT 0"),
                              ("language", "TEXT")):  # databases from older versions
@@ -283,6 +289,8 @@ class SqliteStore:
                 "INSERT INTO duplicates VALUES (?,?,?,?)",
                 [(p.url, p.duplicate_of, p.duplicate_kind, p.jaccard) for p in captured if p.duplicate_of],
             )
+            for p in captured:  # its text and Markdown, and its search entry, replaced
+                page_content.put(cur, p.url, p.content, self.content)
             cur.executemany("DELETE FROM documents WHERE url = ?", [(p.url,) for p in captured])
             cur.executemany(
                 "INSERT INTO documents VALUES (?,?,?,?,?,?,?)",

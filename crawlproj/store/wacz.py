@@ -9,13 +9,16 @@ under ``archive/``, a CDXJ index of every record (``indexes/index.cdx.gz`` with 
 * every ``*.warc.gz`` in the directories the store's pages were archived in, and in those
   the digest index points into, so a revisit record of a later crawl finds the earlier
   crawl's capture it points to in the same package;
-* the pages: each stored HTML page with an archived capture (URL and title), in the
-  store's order of fetching.
+* the pages: each stored 2xx page with an archived capture, in the store's order of
+  fetching: its URL, its capture's time (the record's WARC-Date), its title and its main
+  text (the ``text`` field ReplayWeb.page's full-text search reads), written as a stream and
+  copied into the package as it is (py-wacz's ``--copy-pages``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import logging
@@ -23,15 +26,17 @@ import os
 import sqlite3
 import tempfile
 from dataclasses import dataclass
+from typing import IO
 
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from . import beside_store, settings_store
+from . import beside_store, content, settings_store
 from .archive import digest_index_path
 from .digests import DigestIndex
+from .warc import CaptureReader
 
 logger = logging.getLogger(__name__)
 
@@ -53,16 +58,13 @@ def default_wacz_path(store_path: str) -> str:
     return beside_store(store_path, "", ".wacz")
 
 
-def archived_pages(store_path: str, digest_index: str | None = None) -> tuple[list[str], list[dict]]:
-    """(WARC files, pages list entries) of the crawl in the store at ``store_path``, whose
-    payload digest index is ``digest_index`` (default: beside the store)."""
+def archive_files(store_path: str, digest_index: str | None = None) -> list[str]:
+    """The WARC files of the crawl in the store at ``store_path``, whose payload digest index
+    is ``digest_index`` (default: beside the store)."""
     if not os.path.exists(store_path):
         raise WaczError(f"no crawl store at {store_path}")
     with contextlib.closing(sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)) as conn:
-        rows = conn.execute("""SELECT COALESCE(final_url, url), title, warc_file FROM pages
-                               WHERE warc_file IS NOT NULL AND status BETWEEN 200 AND 299
-                               ORDER BY fetched_at""").fetchall()
-    files = {f for _, _, f in rows}
+        files = {f for (f,) in conn.execute("SELECT DISTINCT warc_file FROM pages WHERE warc_file IS NOT NULL")}
     digests = digest_index or beside_store(store_path, "digests")
     if os.path.exists(digests):  # the first captures that revisit records point at, from earlier crawls too
         index = DigestIndex(digests)
@@ -73,12 +75,35 @@ def archived_pages(store_path: str, digest_index: str | None = None) -> tuple[li
                    for name in os.listdir(d) if name.endswith((".warc.gz", ".warc")))
     if not warcs:
         raise WaczError(f"the crawl in {store_path} archived nothing (is WARC_ENABLED off?)")
-    pages, seen = [], set()
-    for url, title, _ in rows:
-        if url not in seen:
-            seen.add(url)
-            pages.append({"url": url, "title": title or url})
-    return warcs, pages
+    return warcs
+
+
+def write_pages(store_path: str, fh: IO[str]) -> int:
+    """The WACZ's pages list (json-pages-1.0) of the crawl in the store at ``store_path`` to
+    ``fh``, one page at a time; the number of pages."""
+    reader = CaptureReader()
+    with contextlib.closing(sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)) as conn:
+        has_content = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'page_content'").fetchone() is not None
+        has_text = has_content and conn.execute("SELECT 1 FROM page_content WHERE text_chars > 0 LIMIT 1").fetchone()
+        header = {"format": "json-pages-1.0", "id": "pages", "title": "Pages", **({"hasText": True} if has_text else {})}
+        fh.write(json.dumps(header) + "\n")
+        rows = conn.execute("""SELECT url, COALESCE(final_url, url), title, warc_file, warc_offset FROM pages
+                               WHERE warc_file IS NOT NULL AND status BETWEEN 200 AND 299 ORDER BY fetched_at""")
+        seen, n = set(), 0
+        for url, page_url, title, warc_file, offset in rows:
+            capture = reader.capture(warc_file, offset) if page_url not in seen else None
+            if capture is None:  # a URL listed once; a capture that cannot be read is not listed
+                continue
+            seen.add(page_url)
+            page = {"id": hashlib.sha1(f"{capture.date} {page_url}".encode()).hexdigest()[:24], "url": page_url,
+                    "ts": capture.date, "title": title or page_url}
+            text = conn.execute("SELECT text FROM page_content WHERE url = ?", (url,)).fetchone() if has_content else None
+            if text is not None and text[0]:
+                page["text"] = content.unpack(text[0])
+            fh.write(json.dumps(page, ensure_ascii=False) + "\n")
+            n += 1
+    reader.close()
+    return n
 
 
 def write_wacz(store_path: str, out: str | None = None, title: str | None = None,
@@ -87,25 +112,23 @@ def write_wacz(store_path: str, out: str | None = None, title: str | None = None
     beside the store), written whole and then renamed into place."""
     from wacz.main import main as wacz_main
 
-    warcs, pages = archived_pages(store_path, digest_index)
+    warcs = archive_files(store_path, digest_index)
     out = out or default_wacz_path(store_path)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     title = title or f"crawlproj crawl {os.path.basename(os.path.splitext(store_path)[0])}"
     with tempfile.TemporaryDirectory(prefix="wacz-", dir=os.path.dirname(os.path.abspath(out))) as work:
         pages_file = os.path.join(work, "pages.jsonl")
         with open(pages_file, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps({"format": "json-pages-1.0", "id": "pages", "title": "Pages"}) + "\n")
-            for page in pages:
-                fh.write(json.dumps(page, ensure_ascii=False) + "\n")
+            pages = write_pages(store_path, fh)
         partial = os.path.join(work, "crawl.wacz")
         said = io.StringIO()  # py-wacz narrates on stdout; kept for the error message
         with contextlib.redirect_stdout(said):
-            code = wacz_main(["create", "-o", partial, "-p", pages_file, "--hash-type", "sha256",
+            code = wacz_main(["create", "-o", partial, "-p", pages_file, "--copy-pages", "--hash-type", "sha256",
                               "--title", title, *warcs])
         if code != 0 or not os.path.exists(partial):
             raise WaczError(f"py-wacz could not package {store_path}: {said.getvalue().strip()[-500:]}")
         os.replace(partial, out)
-    return WaczPackage(out, len(warcs), len(pages), os.path.getsize(out))
+    return WaczPackage(out, len(warcs), pages, os.path.getsize(out))
 
 
 class WaczOnClose:

@@ -20,9 +20,10 @@ import base64
 import hashlib
 import os
 import zlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from io import BytesIO
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
@@ -157,3 +158,52 @@ def read_response(location: Location) -> tuple[str, str, bytes]:
     """(record type, target URI, payload) of the record at ``location``."""
     kind, uri, _, payload = read_capture(location)
     return kind, uri, payload
+
+
+@dataclass(frozen=True)
+class Capture:
+    """A page's capture record: its target URI, its date, and the response record holding its
+    payload (the record itself, or for a revisit the record it refers to)."""
+
+    uri: str
+    date: str
+    response_id: str | None
+
+
+class CaptureReader:
+    """Reads a capture's record headers at (file, offset), keeping a few WARC files open."""
+
+    def __init__(self, keep_open: int = 8) -> None:
+        self.keep_open = keep_open
+        self._files: OrderedDict[str, IO[bytes]] = OrderedDict()
+
+    def _file(self, path: str) -> IO[bytes]:
+        if path in self._files:
+            self._files.move_to_end(path)
+            return self._files[path]
+        if len(self._files) >= self.keep_open:
+            self._files.popitem(last=False)[1].close()
+        fh = self._files[path] = open(path, "rb")
+        return fh
+
+    def capture(self, warc_file: str, offset: int) -> Capture | None:
+        """None when the file or its record cannot be read."""
+        if not os.path.exists(warc_file):
+            return None
+        fh = self._file(warc_file)
+        fh.seek(offset)
+        for record in ArchiveIterator(fh):
+            headers = record.rec_headers
+            if record.rec_type == "response":
+                response = headers.get_header("WARC-Record-ID")
+            elif record.rec_type == "revisit":
+                response = headers.get_header("WARC-Refers-To")
+            else:
+                return None
+            return Capture(headers.get_header("WARC-Target-URI"), headers.get_header("WARC-Date"), response)
+        return None
+
+    def close(self) -> None:
+        for fh in self._files.values():
+            fh.close()
+        self._files.clear()
