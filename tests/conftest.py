@@ -78,10 +78,10 @@ def any_redis(_redis_of_module) -> Iterator:
 SLOW_FIXTURES = {"sandbox_factory", "redis_server", "redis_cluster", "any_redis", "_redis_of_module", "apps"}
 SLOW_MODULES = {"test_benches", "test_memory", "test_scrapyd", "test_render_apps", "test_report_languages",
                 "test_extraction_equivalence", "test_first_hour", "test_crawl", "test_operations", "test_report",
-                "test_workers", "test_archive_output", "test_content_crawl", "test_revisit_crawl", "test_resume",
-                "test_distributed_crawl", "test_render_crawl", "test_hostile_crawl", "test_web_standards_crawl",
-                "test_frontier_crawl", "test_ordering_crawl", "test_dashboard", "test_render", "test_servers",
-                "test_encodings", "test_offload", "test_stalls"}
+                "test_workers", "test_archive_output", "test_exports_crawl", "test_content_crawl",
+                "test_revisit_crawl", "test_resume", "test_distributed_crawl", "test_render_crawl",
+                "test_hostile_crawl", "test_web_standards_crawl", "test_frontier_crawl", "test_ordering_crawl",
+                "test_dashboard", "test_render", "test_servers", "test_encodings", "test_offload", "test_stalls"}
 #: Tests whose crawls are judged against the wall clock the crawl shares with its server (gaps
 #: between fetches, gaps after answers cut off by a timeout, renders given up after a timeout,
 #: workers joining a crawl in time, an opt-out list read mid-crawl): on a machine loaded by
@@ -98,7 +98,8 @@ SERIAL_MODULES = {"test_distributed_crawl", "test_render_crawl", "test_hostile_c
 #: instead of one finishing a long test alone at the end (20 s of one busy core, measured).
 LONGEST_FIRST = ("test_benches", "test_render_apps", "test_memory", "test_revisit_crawl", "test_resume",
                  "test_documents", "test_operations", "test_scrapyd", "test_first_hour", "test_report_languages",
-                 "test_dashboard", "test_web_standards_crawl", "test_report", "test_archive_output", "test_crawl",
+                 "test_dashboard", "test_web_standards_crawl", "test_report", "test_archive_output",
+                 "test_exports_crawl", "test_crawl",
                  "test_hostile_crawl", "test_render_crawl", "test_distributed_crawl")  # (these three: serial)
 #: The one crawl the fast tier keeps: the web spider over the sandbox, end to end.
 FAST_CRAWL = "test_web_crawl_stores_every_reachable_page_once_and_the_exact_link_graph"

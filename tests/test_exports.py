@@ -195,7 +195,8 @@ def test_stored_pages_are_searched_ranked_replaced_and_duplicates_left_out(tmp_p
     store.add_page(page(1, content=PageContent(text="Vacuum reclaims storage. Vacuum often.", title="Routine vacuuming")))
     store.add_page(page(2, content=PageContent(text="Indexes speed up vacuum rarely.", title="Indexes")))
     store.add_page(page(3, content=PageContent(text="東京都庁は新宿にあります。", title="都庁")))
-    store.add_page(page(4, duplicate_of="http://a.test/1", duplicate_kind="exact", jaccard=1.0, content=PageContent(text="Vacuum reclaims storage.")))
+    store.add_page(page(4, duplicate_of="http://a.test/1", duplicate_kind="exact", jaccard=1.0,
+                        content=PageContent(text="Vacuum reclaims storage.")))
     store.commit()
     hits = search.search(store.conn, "vacuum")
     assert [h.url for h in hits] == ["http://a.test/1", "http://a.test/2"]  # the title counts; no duplicate
