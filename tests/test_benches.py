@@ -26,6 +26,14 @@ CHECKS = {
                           and all(0 < o[c][e]["f1"] <= 1 and o[c][e]["cpu_ms_median"] > 0
                                   for c in ("articles", "docs") for e in ("crawlproj", "resiliparse", "trafilatura"))
                           and set(o["docs"]["crawlproj"]["kept"]) == {"code", "table", "dl"}),
+    "content_store": lambda o: (o["pages_with_content"] > 0 and 0 < o["store"]["content_bytes_per_page_text_only"]
+                                < o["store"]["content_bytes_per_page"] and o["store"]["search_index_bytes_per_page"] > 0
+                                and o["cpu"]["compress_us_per_page"] > 0 and o["cpu"]["index_us_per_page"] > 0
+                                and o["export"]["jsonl"]["pages"] == o["export"]["parquet"]["pages"] == o["pages"]
+                                and 0 < o["export"]["wet"]["pages"] <= o["pages_with_content"]
+                                and all(o["export"][f"{f}_times"]["pages"]
+                                        == o["export"]["times"] * o["export"][f]["pages"]
+                                        for f in ("jsonl", "parquet", "wet"))),
     "completion": lambda o: all(s["low_s"] <= s["estimate_s"] <= s["high_s"] and s["peak_rss_mb"] > 0
                                 for s in o["shapes"].values()) and len(o["shapes"]) == 1,
     "documents": lambda o: (o["pypdfium2"]["pages"] == o["pdfminer.six"]["pages"] > 0 and o["pypdfium2"]["failed"] == []
