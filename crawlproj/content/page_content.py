@@ -4,6 +4,12 @@ A :class:`PageContent` is filled in by the content stage for every stored page (
 rendered, PDF or feed) and travels on the item (``PageItem.content``): the store keeps it
 (compressed) beside the page's row, feed exports and ``scrapy export`` write it, and the
 search index reads its text.
+
+The settings (declared in :mod:`crawlproj.defaults`): ``CONTENT_MARKDOWN`` (Markdown extracted
+and kept, or not) and ``CONTENT_MAX_CHARS`` (each of text and Markdown cut to so many
+characters; 0: whole) are read by the extraction and applied again by the store and the feeds
+(:func:`crawlproj.store.content.kept`), so a page is kept as they say whatever extracted it;
+``CONTENT_STORE`` and ``CONTENT_SEARCH`` are the store's (keep the content; index its text).
 """
 
 from __future__ import annotations

@@ -21,7 +21,9 @@ logger = logging.getLogger(__name__)
 
 
 class StorePipeline:
-    """Writes pages, links, hosts and fetch errors to ``STORE_URI`` in batches.
+    """Writes pages, links, hosts and fetch errors to ``STORE_URI`` in batches, with each
+    page's content and search entry as ``CONTENT_STORE``, ``CONTENT_MARKDOWN``,
+    ``CONTENT_MAX_CHARS`` and ``CONTENT_SEARCH`` say (:mod:`crawlproj.store.content`).
 
     A batch is committed when it reaches ``STORE_BATCH_SIZE`` rows, every
     ``STORE_FLUSH_INTERVAL`` seconds, and when the spider closes. After each
