@@ -119,7 +119,8 @@ def summary_lines(stats: dict, elapsed: float, store: str, stats_file: str | Non
     skipped = {why: n for why, n in refused(stats).items() if n}
     lines.append("  not crawled: " + (", ".join(f"{n:,} refused by {why}" if why != "scope" else f"{n:,} out of scope"
                                                 for why, n in skipped.items()) if skipped else "nothing refused"))
-    what_next = f"  next: scrapy report --store {store}; scrapy wacz --store {store}"
+    what_next = (f"  next: scrapy report --store {store}; scrapy wacz --store {store}; "
+                 f"scrapy export --store {store} --format jsonl|parquet|wet; scrapy search \"words\" --store {store}")
     if stats_file:
         what_next += f"; every counter is in {stats_file}"
     lines.append(what_next)
