@@ -162,14 +162,21 @@ def snippet(text: str, terms: tuple[str, ...], width: int = 240) -> tuple[str, t
     pattern = _pattern(tuple(t.translate(_FOLD) for t in terms))
     found = list(pattern.finditer(text[:SNIPPET_SCAN].translate(_FOLD))) if pattern else []
     start = 0
-    if found:
-        found = found[:500]
-        best = -1
-        for m in found:  # the window (from a little before a match) with the most distinct terms
+    if found:  # the window (from a little before a match) holding the most distinct terms
+        words = [m.group().lower() for m in found]
+        inside: dict[str, int] = {}
+        best, j = 0, 0
+        for i, m in enumerate(found):
             left = max(0, m.start() - width // 4)
-            distinct = len({f.group().lower() for f in found if left <= f.start() and f.end() <= left + width})
-            if distinct > best:
-                best, start = distinct, left
+            while j < len(found) and found[j].end() <= left + width:
+                inside[words[j]] = inside.get(words[j], 0) + 1
+                j += 1
+            if len(inside) > best:
+                best, start = len(inside), left
+            if j > i:  # this match leaves the next windows
+                inside[words[i]] -= 1
+                if not inside[words[i]]:
+                    del inside[words[i]]
     end = min(len(text), start + width)
     if start > 0:  # whole words at the edges
         space = text.find(" ", start, start + 20)
