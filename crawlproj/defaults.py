@@ -425,7 +425,7 @@ CONTENT_STORE: boolean = True
 #: times the text's compressed bytes again (docs/exporting.md). Off: text only.
 CONTENT_MARKDOWN: boolean = True
 #: The most characters kept of each of a page's text and Markdown, in extraction and in the
-#: store (the page's `limited` then says CONTENT_MAX_CHARS). 0: no cap.
+#: store (the page's `limited` then says max_chars). 0: no cap.
 CONTENT_MAX_CHARS: number(int, 0) = 2_000_000
 #: Index each stored page's title and text for `scrapy search` (SQLite FTS5, bm25; CJK as
 #: bigrams) in the store's write transaction. Needs CONTENT_STORE. Off: pages are not indexed.

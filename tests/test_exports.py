@@ -66,7 +66,7 @@ def test_the_policy_drops_markdown_and_cuts_text_saying_why():
     assert kept(content, ContentPolicy()) is content
     assert kept(content, ContentPolicy(markdown=False)).markdown == ""
     short = kept(content, ContentPolicy(max_chars=4))
-    assert (short.text, short.markdown, short.limited) == ("Ça v", "# Ça", "CONTENT_MAX_CHARS")
+    assert (short.text, short.markdown, short.limited) == ("Ça v", "# Ça", "max_chars")
     assert kept(PageContent(text="x" * 9, limited="over_budget/depth"), ContentPolicy(max_chars=4)).limited == \
         "over_budget/depth"
 
@@ -227,7 +227,7 @@ def test_the_store_keeps_content_compressed_and_as_the_policy_says(tmp_path):
     store.add_page(page(1, content=PageContent(text=long, markdown=long)))
     store.commit()
     row = store.query("SELECT text_chars, markdown_chars, markdown, limited, indexed, length(text) FROM page_content")
-    assert row == [(5, 0, None, "CONTENT_MAX_CHARS", 0, row[0][5])]
+    assert row == [(5, 0, None, "max_chars", 0, row[0][5])]
     assert read(store.conn, "http://a.test/1").text == "word "
     store.close()
     store = open_store(f"sqlite:///{tmp_path / 'd.db'}")

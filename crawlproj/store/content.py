@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS page_content (     -- each stored page's content (cra
     author TEXT,
     published TEXT,              -- ISO 8601, as the page states it
     modified TEXT,
-    limited TEXT,                -- why the text is less than the page's (a page budget, CONTENT_MAX_CHARS); NULL: whole
+    limited TEXT,                -- why the text is less than the page's (max_chars, a page budget...); NULL: whole
     text_chars INTEGER NOT NULL,
     markdown_chars INTEGER NOT NULL,  -- 0: none kept (CONTENT_MARKDOWN off, or no content)
     text BLOB NOT NULL,          -- the main text, zstd-compressed UTF-8
@@ -85,7 +85,7 @@ def kept(content: PageContent | None, policy: ContentPolicy) -> PageContent | No
     text, markdown, limited = content.text or "", (content.markdown or "") if policy.markdown else "", content.limited
     if policy.max_chars and (len(text) > policy.max_chars or len(markdown) > policy.max_chars):
         text, markdown = text[:policy.max_chars], markdown[:policy.max_chars]
-        limited = limited or "CONTENT_MAX_CHARS"
+        limited = limited or "max_chars"
     if (text, markdown, limited) == (content.text, content.markdown, content.limited):
         return content
     return replace(content, text=text, markdown=markdown, limited=limited)
