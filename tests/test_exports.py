@@ -161,7 +161,8 @@ def test_a_feed_that_cannot_be_written_is_named_before_the_crawl(tmp_path):
                                                    ["url", "bodyy"], 1)
     assert "WORKERS" in feed_problem(str(tmp_path / "p.jsonl"), {"format": "jsonl"}, formats, None, 2)
     (tmp_path / "old.parquet").write_bytes(b"PAR1")
-    assert "cannot be appended" in feed_problem(str(tmp_path / "old.parquet"), {"format": "parquet"}, formats, None, 1)
+    assert "a Parquet file appended" in feed_problem(str(tmp_path / "old.parquet"), {"format": "parquet"}, formats,
+                                                     None, 1)
     assert feed_problem(str(tmp_path / "old.parquet"), {"format": "parquet", "overwrite": True}, formats, None, 1) is None
     assert feed_problem(str(tmp_path / "new" / "deeper" / "p.jsonl"), {"format": "jsonl"}, formats, None, 1) is None
     assert feed_problem("s3://bucket/p.jsonl", {"format": "jsonl"}, formats, None, 1) is None

@@ -17,6 +17,10 @@ from w3lib.url import file_uri_to_path
 from .records import FIELDS, unknown_fields
 
 
+#: Formats whose file is one whole (a footer, a closing bracket): a feed appended to one breaks it.
+WHOLE_FILES = {"parquet": "a Parquet file", "json": "a JSON array", "xml": "an XML document"}
+
+
 def local_path(uri: str) -> str | None:
     """The file a feed URI names on this machine; None for another storage (stdout, s3, ftp...)."""
     scheme = urlparse(uri).scheme
@@ -68,6 +72,7 @@ def feed_problem(uri: str, options: dict, formats: Iterable[str], default_fields
     problem = unwritable(path)
     if problem:
         return f"cannot be written: {problem}"
-    if fmt == "parquet" and not options.get("overwrite") and os.path.isfile(path) and os.path.getsize(path):
-        return "-o appends, and a Parquet file cannot be appended to: overwrite it with -O, or name another file"
+    if fmt in WHOLE_FILES and not options.get("overwrite") and os.path.isfile(path) and os.path.getsize(path):
+        return (f"-o appends, and {WHOLE_FILES[fmt]} appended to another is no longer one: overwrite it with -O, "
+                "name another file, or append JSON lines (.jsonl)")
     return None
