@@ -417,6 +417,11 @@ ITEM_PIPELINES: components = {
 }
 
 # -- page content: the store, feeds, scrapy export, scrapy search ----------------
+#: Extract each stored page's content (crawlproj.content.extraction: main text, Markdown,
+#: title, description, language, canonical URL, author, dates) before near-duplicates: about
+#: 3 ms of CPU a page (bench/content.py). Off: pages carry no text, near-duplicates extract
+#: their own main text, and feeds and the store have none.
+CONTENT_ENABLED: boolean = True
 #: Keep each stored page's content (crawlproj.content.page_content.PageContent: main text, Markdown,
 #: description, author, dates) in the store's page_content table, zstd-compressed, written with
 #: the page's row (docs/exporting.md). Off: pages are stored without text (feeds still carry it).

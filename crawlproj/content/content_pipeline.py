@@ -49,11 +49,11 @@ class ContentPipeline:
 
     def __init__(self, crawler: Crawler) -> None:
         s = crawler.settings
-        if not s.getbool("CONTENT_ENABLED", True):
+        if not s.getbool("CONTENT_ENABLED"):
             raise NotConfigured
         self.crawler = crawler
-        self.markdown = s.getbool("CONTENT_MARKDOWN", True)
-        self.max_chars = s.getint("CONTENT_MAX_CHARS", 0)
+        self.markdown = s.getbool("CONTENT_MARKDOWN")
+        self.max_chars = s.getint("CONTENT_MAX_CHARS")
         self.budget = page_budget(s)
         self.workers = PageWorkers.of(crawler)
 
