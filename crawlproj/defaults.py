@@ -422,7 +422,7 @@ ITEM_PIPELINES: components = {
 #: 3 ms of CPU a page (bench/content.py). Off: pages carry no text, near-duplicates extract
 #: their own main text, and feeds and the store have none.
 CONTENT_ENABLED: boolean = True
-#: Keep each stored page's content (crawlproj.content.page_content.PageContent: main text, Markdown,
+#: Keep each stored page's content (crawlproj.items.PageContent: main text, Markdown,
 #: description, author, dates) in the store's page_content table, zstd-compressed, written with
 #: the page's row (docs/exporting.md). Off: pages are stored without text (feeds still carry it).
 CONTENT_STORE: boolean = True

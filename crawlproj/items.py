@@ -46,9 +46,36 @@ class PageItem:
     # A document that is not HTML, as read (crawlproj.content.pdf.PdfDocument: kind, pages, text,
     # author, outcome); the store keeps it in its documents table.
     document: Any = None
-    # What users keep of the page (crawlproj.content.page_content.PageContent: main text, Markdown,
+    # What users keep of the page (PageContent: main text, Markdown,
     # description, dates...), set by the content stage; None when it was not extracted.
-    content: Any = None
+    content: PageContent | None = None
+
+
+@dataclass
+class PageContent:
+    """A page's main text and Markdown, and what the page states about itself.
+
+    ``text`` is the main content as plain text, blocks separated by a blank line (the page's
+    title is a field of its own and is not repeated there). ``markdown`` renders the same
+    content as Markdown (headings, lists, tables, code blocks, emphasis, absolute links,
+    image alt text); empty when ``CONTENT_MARKDOWN`` is off. Dates are ISO 8601 as the page
+    states them (a date, or a date and time with its offset). ``limited`` says why the text is
+    less than the page's when it is (a page budget, ``CONTENT_MAX_CHARS``), else None."""
+
+    text: str = ""
+    markdown: str = ""
+    title: str | None = None
+    description: str | None = None
+    language: str | None = None  # as the page states it (og:locale, JSON-LD inLanguage), primary subtag
+    canonical_url: str | None = None  # absolute
+    author: str | None = None
+    published: str | None = None
+    modified: str | None = None
+    limited: str | None = None
+
+    # How each content setting applies (CONTENT_MARKDOWN and CONTENT_MAX_CHARS are read by the
+    # extraction and applied again by the store and the feeds, crawlproj.store.content.kept;
+    # CONTENT_STORE and CONTENT_SEARCH are the store's): docs/exporting.md.
 
 
 @dataclass

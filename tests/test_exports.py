@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 import pytest
 from scrapy.utils.test import get_crawler
 
-from crawlproj.content.page_content import PageContent
+from crawlproj.items import PageContent
 from crawlproj.exports import feeds, records
 from crawlproj.exports.targets import feed_problem, unwritable
 from crawlproj.items import FetchError, PageItem, SitemapUrls, Skipped

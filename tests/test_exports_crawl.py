@@ -254,7 +254,7 @@ def test_a_feed_that_cannot_be_written_stops_the_crawl_at_its_start_in_one_line(
 
 def test_scrapy_export_reads_a_crawls_shards_together_given_by_a_pattern(tmp_path):
     """As the shards of a WORKERS or distributed crawl: a URL both stored is exported once, its latest fetch."""
-    from crawlproj.content.page_content import PageContent
+    from crawlproj.items import PageContent
     from crawlproj.items import PageItem
     from crawlproj.store import open_store
 

@@ -13,7 +13,7 @@ from ..items import PageItem
 from .extract import page_budget
 from .extraction import extract_content
 from .offload import PageWorkers, StageTimeout
-from .page_content import PageContent
+from ..items import PageContent
 from .types import content_family
 
 logger = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ def document_content(document, markdown: bool = True, max_chars: int = 0) -> Pag
 
 
 class ContentPipeline:
-    """Sets ``item.content`` (:class:`~crawlproj.content.page_content.PageContent`) of every
+    """Sets ``item.content`` (:class:`~crawlproj.items.PageContent`) of every
     page stored with a 2xx status: HTML and rendered pages by :func:`extract_content`, PDFs and
     feeds from what their readers gave.
 

@@ -25,7 +25,7 @@ from .main_content import MainContent, find_main_content, is_boilerplate, strip_
 from .markdown import Renderer, comparable
 from .metadata import read_metadata
 from .page import INVISIBLE, clean
-from .page_content import PageContent
+from ..items import PageContent
 
 DEFAULT_BUDGET = PageBudget()
 #: What a reader leaves aside on a page: its navigation, banners and footers (by element and by ARIA role).

@@ -183,6 +183,23 @@ _SCORED_TAGS = frozenset({"p", "pre", "blockquote", "td", "dd", "li"})
 _EMPTY = frozenset({"img", "br", "hr", "wbr", "source", "area", "col", "track", "-comment"})
 
 
+def _tag_ids(names) -> frozenset[int]:  # noqa: ANN001 - tag names
+    """lexbor's ids of standard tags (an int is cheaper to read and test than a name)."""
+    tree = LexborHTMLParser("<body>" + "".join(f"<{name}></{name}>" for name in names if name[0] != "-")
+                            + "<table><caption></caption><colgroup><col></colgroup><thead><tr><th></th></tr></thead>"
+                              "<tbody><tr><td></td></tr></tbody><tfoot></tfoot></table>")
+    found = {node.tag: node.tag_id for node in tree.body.traverse()}
+    missing = {name for name in names if name[0] != "-"} - set(found)
+    assert not missing, missing  # a tag the parser dropped out of context would go unrecognised
+    return frozenset(found[name] for name in names if name in found)
+
+
+_INLINE_IDS = _tag_ids(INLINE)
+_SCORED_IDS = _tag_ids(_SCORED_TAGS)
+_EMPTY_IDS = _tag_ids(_EMPTY) | {LexborHTMLParser("<body><!--c-->").body.traverse(include_text=True).__next__().tag_id}
+_A_ID = next(iter(_tag_ids({"a"})))
+
+
 def score_blocks(body: LexborNode) -> dict[int, Stats]:
     """Every block element's :class:`Stats` by ``mem_id``, from one pass. Inline elements' text joins the paragraph of the block around
     them; a paragraph of ``MIN_PARAGRAPH`` characters or more, not mostly links, gives its score
@@ -193,7 +210,7 @@ def score_blocks(body: LexborNode) -> dict[int, Stats]:
     nodes = list(body.traverse())
     if not nodes:
         return {}
-    inline_tags, scored_tags, commas, empty_tags = INLINE, _SCORED_TAGS, _COMMAS.findall, _EMPTY
+    inline_ids, scored_ids, commas, empty_ids, a_id = _INLINE_IDS, _SCORED_IDS, _COMMAS.findall, _EMPTY_IDS, _A_ID
     # [text, links, paragraph text, paragraph links] gathered from each element's children
     gathered: dict[int, list[int]] = {}
     scores: dict[int, float] = {}
@@ -201,8 +218,8 @@ def score_blocks(body: LexborNode) -> dict[int, Stats]:
     dividers = (1.0, 2.0, 6.0, 9.0, 12.0)
     body_key = nodes[0].mem_id
     for node in reversed(nodes):
-        tag = node.tag
-        if tag in empty_tags:
+        tag = node.tag_id
+        if tag in empty_ids:
             continue
         key = node.mem_id
         parent = node.parent if key != body_key else None
@@ -215,8 +232,8 @@ def score_blocks(body: LexborNode) -> dict[int, Stats]:
         else:
             total, links = own_text + got[0], got[1]
             para_text, para_links = own_text + got[2], got[3]
-        if tag in inline_tags:
-            if tag == "a":
+        if tag in inline_ids:
+            if tag == a_id:
                 links = total
             if up is not None:
                 acc = gathered.get(up)
@@ -239,7 +256,7 @@ def score_blocks(body: LexborNode) -> dict[int, Stats]:
                 acc[0] += total
                 acc[1] += links
         if para_text >= MIN_PARAGRAPH and para_links < 0.5 * para_text:
-            score = 1 + len(commas(node.text(deep=True) if tag in scored_tags else own)) + min(para_text // 100, 3)
+            score = 1 + len(commas(node.text(deep=True) if tag in scored_ids else own)) + min(para_text // 100, 3)
             block.paragraphs += 1
             ancestor = parent
             for divider in dividers:

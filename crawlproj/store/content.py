@@ -1,6 +1,6 @@
 """What the store keeps of each page's content: the ``page_content`` table (pure: SQLite and zstd).
 
-A page's :class:`~crawlproj.content.page_content.PageContent` (set by the content stage) is
+A page's :class:`~crawlproj.items.PageContent` (set by the content stage) is
 kept beside its ``pages`` row, in the same transaction: what the page says of itself in
 columns, its main text and Markdown as zstd-compressed UTF-8 (``text``, ``markdown``), their
 lengths in characters. :class:`ContentPolicy` says what is kept (``CONTENT_STORE``,
@@ -12,17 +12,15 @@ its index entry; a page stored again without content loses both.
 from __future__ import annotations
 
 import sqlite3
-import threading
 from dataclasses import dataclass, replace
 from typing import Any
 
-import zstandard
-
-from ..content.page_content import PageContent
-from . import search
+from ..items import PageContent
+from .search import add as index_page, remove as unindex_page
+from .zstd_text import pack, unpack
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS page_content (     -- each stored page's content (crawlproj.content.page_content)
+CREATE TABLE IF NOT EXISTS page_content (     -- each stored page's content (crawlproj.items.PageContent)
     url TEXT PRIMARY KEY,
     title TEXT,                  -- as the content stage read it (the page's <title>, og:title, a PDF's)
     description TEXT,
@@ -42,25 +40,6 @@ CREATE TABLE IF NOT EXISTS page_content (     -- each stored page's content (cra
 
 #: The columns of a page_content row a reader gets back as they are (with text and markdown unpacked).
 META_COLUMNS = ("title", "description", "language", "canonical_url", "author", "published", "modified", "limited")
-
-#: zstd level 3 (zstd's default): measured on real documentation pages in bench/content_store.py.
-LEVEL = 3
-_local = threading.local()  # zstd contexts are not to be shared between threads
-
-
-def pack(text: str) -> bytes:
-    if not hasattr(_local, "compressor"):
-        _local.compressor = zstandard.ZstdCompressor(level=LEVEL)
-    return _local.compressor.compress(text.encode("utf-8"))
-
-
-def unpack(blob: bytes | None) -> str:
-    if not blob:
-        return ""
-    if not hasattr(_local, "decompressor"):
-        _local.decompressor = zstandard.ZstdDecompressor()
-    return _local.decompressor.decompress(blob).decode("utf-8")
-
 
 @dataclass(frozen=True)
 class ContentPolicy:
@@ -114,7 +93,7 @@ def replace_row(cur: sqlite3.Cursor, url: str, values: tuple | None, indexed_tex
     entry is taken out with the very title and text it went in with, read back from the old row."""
     old = cur.execute("SELECT rowid, title, text, indexed FROM page_content WHERE url = ?", (url,)).fetchone()
     if old is not None and old[3]:
-        search.remove(cur, old[0], old[1], unpack(old[2]))
+        unindex_page(cur, old[0], old[1], unpack(old[2]))
     if values is None:
         if old is not None:
             cur.execute("DELETE FROM page_content WHERE rowid = ?", (old[0],))
@@ -129,7 +108,7 @@ def replace_row(cur: sqlite3.Cursor, url: str, values: tuple | None, indexed_tex
         cur.execute(f"UPDATE page_content SET {', '.join(f'{c} = ?' for c in ROW_COLUMNS)}, indexed = ? "
                     "WHERE rowid = ?", (*values, indexed, rowid))
     if indexed_text is not None:
-        search.add(cur, rowid, values[0], indexed_text)
+        index_page(cur, rowid, values[0], indexed_text)
 
 
 def read(conn: sqlite3.Connection, url: str) -> PageContent | None:

@@ -20,6 +20,8 @@ import sqlite3
 import unicodedata
 from dataclasses import dataclass, field
 
+from .zstd_text import unpack
+
 SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS page_search USING fts5(
     title, text, content='', tokenize='porter unicode61 remove_diacritics 2');
@@ -111,7 +113,6 @@ class Hit:
 def search(conn: sqlite3.Connection, query: str, limit: int = 10, duplicates: bool = False) -> list[Hit]:
     """The ``limit`` best pages for ``query``, best first; duplicates of other pages left out
     unless asked for."""
-    from .content import unpack
 
     parsed = parse(query)
     if not parsed.expression:
@@ -209,7 +210,6 @@ def indexed_pages(conn: sqlite3.Connection) -> int:
 def reindex(conn: sqlite3.Connection, tick=None) -> int:  # noqa: ANN001 - a progress bar's update
     """Build the index anew from every page's stored text, in one transaction (a crawl made with
     CONTENT_SEARCH off, or a store whose index is in doubt); the number of pages indexed."""
-    from .content import unpack
 
     cur = conn.cursor()
     cur.execute("BEGIN")

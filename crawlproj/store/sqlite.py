@@ -15,9 +15,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from ..items import FetchError, PageItem
-from . import content as page_content
-from . import search
+from .content import SCHEMA as CONTENT_SCHEMA
 from .content import ContentPolicy
+from .content import put as put_content
+from .search import SCHEMA as SEARCH_SCHEMA
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -175,7 +176,7 @@ class SqliteStore:
         self.content = content
         self.conn = connect(path)
         # (The content and search tables are created in databases from before them too.)
-        self.conn.executescript(SCHEMA + page_content.SCHEMA + search.SCHEMA)
+        self.conn.executescript(SCHEMA + CONTENT_SCHEMA + SEARCH_SCHEMA)
         columns = {row[1] for row in self.conn.execute("PRAGMA table_info(pages)")}
         for column, kind in (("warc_file", "TEXT"), ("warc_offset", "INTEGER"), ("rendered", "INTEGER DEFAULT 0"),
                              ("language", "TEXT")):  # databases from older versions
@@ -290,7 +291,7 @@ class SqliteStore:
                 [(p.url, p.duplicate_of, p.duplicate_kind, p.jaccard) for p in captured if p.duplicate_of],
             )
             for p in captured:  # its text and Markdown, and its search entry, replaced
-                page_content.put(cur, p.url, p.content, self.content)
+                put_content(cur, p.url, p.content, self.content)
             cur.executemany("DELETE FROM documents WHERE url = ?", [(p.url,) for p in captured])
             cur.executemany(
                 "INSERT INTO documents VALUES (?,?,?,?,?,?,?)",
