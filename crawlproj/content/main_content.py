@@ -196,7 +196,7 @@ def _tag_ids(names) -> frozenset[int]:  # noqa: ANN001 - tag names
 
 _INLINE_IDS = _tag_ids(INLINE)
 _SCORED_IDS = _tag_ids(_SCORED_TAGS)
-_EMPTY_IDS = _tag_ids(_EMPTY) | {LexborHTMLParser("<body><!--c-->").body.traverse(include_text=True).__next__().tag_id}
+_EMPTY_IDS = _tag_ids(_EMPTY)  # (comments: the walk's traverse() gives elements only)
 _A_ID = next(iter(_tag_ids({"a"})))
 
 
