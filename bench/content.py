@@ -33,8 +33,9 @@ mean of the pages' precision and recall over word 4-grams, and F1 of those means
 benchmark's own 181 pages resiliparse scored 0.907 and trafilatura 2.3.1 0.953.
 
 The extractors: ``crawlproj`` is ``crawlproj.content.extraction.extract_content(body,
-charset, url).text`` when that module exists, else ``crawlproj.content.main_text.main_text
-(body, charset)`` (``crawlproj_api`` says which ran); ``resiliparse`` is
+charset, url, markdown=False).text``, the content stage's main text (with ``CONTENT_MARKDOWN``
+off; its ``with_markdown`` figures are the CPU of the default, the Markdown rendered too);
+``resiliparse`` is
 ``extract_plain_text(HTMLTree.parse(html), main_content=True)`` with its defaults;
 ``trafilatura`` is ``trafilatura.extract(html, include_comments=False,
 include_tables=True)``. Each gets the page's bytes and charset (the page's own declaration,
@@ -82,14 +83,20 @@ class Page:
 
 
 def crawlproj_extractor() -> tuple[str, Extractor]:
-    """crawlproj's extractor: the PageContent API when it exists, else main_text."""
-    try:
-        from crawlproj.content.extraction import extract_content
-    except ImportError:
-        from crawlproj.content.main_text import main_text
+    """crawlproj's main text: ``extract_content`` with Markdown off (``CONTENT_MARKDOWN=False``;
+    the page's metadata is read all the same), as the content stage runs it, from the bytes."""
+    from crawlproj.content.extraction import extract_content
 
-        return "main_text", lambda body, charset, url: main_text(body, charset)
-    return "extract_content", lambda body, charset, url: extract_content(body, charset, url).text
+    return "extract_content", lambda body, charset, url: extract_content(body, charset, url, markdown=False).text
+
+
+def crawlproj_markdown_cost(pages: list[Page]) -> dict[str, float]:
+    """CPU a page of the content stage's default (``CONTENT_MARKDOWN`` on): the same text with its
+    Markdown rendered too, and the metadata."""
+    from crawlproj.content.extraction import extract_content
+
+    _, cpu = run(lambda body, charset, url: extract_content(body, charset, url).text, pages)
+    return {"cpu_ms_median": round(1000 * statistics.median(cpu), 2), "cpu_ms_mean": round(1000 * statistics.mean(cpu), 2)}
 
 
 def resiliparse_text(body: bytes, charset: str, url: str) -> str:
@@ -221,6 +228,8 @@ def main() -> None:
         for name, extract in chosen.items():
             texts, cpu = run(extract, pages)
             out[corpus][name] = scores(pages, texts, cpu)
+            if name == "crawlproj":
+                out[corpus][name]["with_markdown"] = crawlproj_markdown_cost(pages)
             if opts.dump:
                 dump(opts.dump, name, pages, texts)
         if opts.dump:

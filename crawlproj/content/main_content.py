@@ -87,15 +87,17 @@ def strip_junk(tree: LexborHTMLParser) -> None:
     stays; so does a header, footer, sidebar or hidden element that holds much of the page's
     text (a page that puts its article there, or collapses it behind a button)."""
     body = tree.body
+    if body is None:
+        return
     total = None
     # Inner elements first: removing an element frees the elements inside it, which must not be
     # touched after (a script inside a navigation bar comes after the bar in document order).
-    for node in reversed(tree.css(_STRIPPED_SELECTOR)):
+    for node in reversed(body.css(_STRIPPED_SELECTOR)):
         tag = node.tag
         if tag in _JUNK_TAGS:
             node.decompose()
             continue
-        if body is None or not node.is_element_node:
+        if not node.is_element_node:
             continue
         if tag not in _NEVER_CONTENT:
             if tag == "header" and node.css_first("h1") is not None:
@@ -124,8 +126,10 @@ def _in_content(node: LexborNode) -> bool:
 
 
 _JUNK_TAGS = frozenset(JUNK_TAGS)
-#: One query for all of it (each query walks the whole tree).
-_STRIPPED_SELECTOR = f"{', '.join(JUNK_TAGS)}, {LANDMARKS}, {HIDDEN}"
+#: One query for all of it, in the body (each query walks the tree, and matches every selector at
+#: every element): the head's elements are never walked, and empty elements (<meta>, <link> in
+#: the body) are passed over by the walk.
+_STRIPPED_SELECTOR = f"{', '.join(t for t in JUNK_TAGS if t not in ('head', 'link', 'meta', 'option'))}, {LANDMARKS}, {HIDDEN}"
 #: Landmarks never taken for content, whatever their size.
 _NEVER_CONTENT = frozenset({"nav", "menu"})
 
@@ -145,7 +149,8 @@ def class_and_id(node: LexborNode) -> str:
     "Related functions" section is no comment box)."""
     attrs = node.attributes
     classes = attrs.get("class") or ""
-    if node.tag == "section" or _SECTION_CLASS.search(classes):
+    if node.tag == "section" or (("sect" in classes or "chapter" in classes or "appendix" in classes
+                                  or "refentry" in classes) and _SECTION_CLASS.search(classes)):
         return classes.strip()
     return f"{classes} #{attrs.get('id') or ''}".strip(" #")
 
@@ -180,7 +185,7 @@ class MainContent:
 
 
 _SCORED_TAGS = frozenset({"p", "pre", "blockquote", "td", "dd", "li"})
-_EMPTY = frozenset({"img", "br", "hr", "wbr", "source", "area", "col", "track", "-comment"})
+_EMPTY = frozenset({"img", "br", "hr", "wbr", "source", "area", "col", "track", "link", "meta", "-comment"})
 
 
 def _tag_ids(names) -> frozenset[int]:  # noqa: ANN001 - tag names

@@ -405,15 +405,27 @@ _LETTER = re.compile(r"[^\W\d_]")
 
 def is_noise_block(text: str) -> bool:
     """Whether a paragraph is a dateline, a byline, a copyright line or a counter, not prose."""
-    if not text or len(text) > 250 or "\n" in text:
+    size = len(text)
+    if not text or size > 250 or "\n" in text:
         return False
-    if _COPYRIGHT.search(text) or text.lower().strip(" .:") in NOISE:
+    if size <= 40 and text.lower().strip(" .:") in NOISE:
         return True
-    if len(text) > 120:
+    if _might_claim_copyright(text) and _COPYRIGHT.search(text):
+        return True
+    if size > 120:
         return False
     if not _LETTER.search(text):
         return True  # "1", "2/14", "-"
-    if _BYLINE.match(text) and len(text) < 80 and text.count(".") <= 2:
+    if size < 80 and _BYLINE.match(text) and text.count(".") <= 2:
         return True
-    rest = _DATE_WORDS.sub(" ", text)
-    return len(text) <= 80 and not _LETTER.search(rest) and bool(re.search(r"\d", text))
+    if size > 80 or not any(c.isdigit() for c in text):
+        return False
+    return not _LETTER.search(_DATE_WORDS.sub(" ", text))
+
+
+def _might_claim_copyright(text: str) -> bool:
+    """A cheap test before the expression: the marks every copyright line :data:`_COPYRIGHT`
+    knows has one of."""
+    return ("©" in text or "(c)" in text or "(C)" in text or "opyright" in text or "OPYRIGHT" in text
+            or "eserved" in text or "ESERVED" in text or "vorbehalten" in text or "réservés" in text
+            or "reservados" in text or "riservati" in text or "無断転載" in text)
