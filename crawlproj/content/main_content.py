@@ -179,6 +179,7 @@ class MainContent:
     roots: list[LexborNode]
     stats: dict[int, Stats] = field(default_factory=dict)
     page_text: int = 0
+    dropped: frozenset[int] = frozenset()  # junk regions (their mem_id), left out of the content
 
     def of(self, node: LexborNode) -> Stats | None:
         return self.stats.get(node.mem_id)
@@ -205,13 +206,19 @@ _EMPTY_IDS = _tag_ids(_EMPTY)  # (comments: the walk's traverse() gives elements
 _A_ID = next(iter(_tag_ids({"a"})))
 
 
-def score_blocks(body: LexborNode) -> dict[int, Stats]:
+#: The share of a paragraph's score each of its five nearest ancestors gets (Readability's).
+DIVIDERS = (1.0, 2.0, 6.0, 9.0, 12.0)
+
+
+def score_blocks(body: LexborNode, paragraphs: list[tuple[float, tuple[int, ...]]] | None = None) -> dict[int, Stats]:
     """Every block element's :class:`Stats` by ``mem_id``, from one pass. Inline elements' text joins the paragraph of the block around
     them; a paragraph of ``MIN_PARAGRAPH`` characters or more, not mostly links, gives its score
     to its five nearest ancestors (1, 1/2, 1/6, 1/9, 1/12 of it, as Readability).
 
     The elements are visited children first (lexbor's pre-order, reversed), each adding its
-    figures to its parent's: no Python recursion, and one C call for each figure read."""
+    figures to its parent's: no Python recursion, and one C call for each figure read. Each
+    paragraph's score and the ancestors it reached go to ``paragraphs`` when it is given (so
+    that a region found to be junk can be taken back out: :func:`_discount`)."""
     nodes = list(body.traverse())
     if not nodes:
         return {}
@@ -220,7 +227,7 @@ def score_blocks(body: LexborNode) -> dict[int, Stats]:
     gathered: dict[int, list[int]] = {}
     scores: dict[int, float] = {}
     stats: dict[int, Stats] = {}
-    dividers = (1.0, 2.0, 6.0, 9.0, 12.0)
+    dividers = DIVIDERS
     body_key = nodes[0].mem_id
     for node in reversed(nodes):
         tag = node.tag_id
@@ -264,12 +271,16 @@ def score_blocks(body: LexborNode) -> dict[int, Stats]:
             score = 1 + len(commas(node.text(deep=True) if tag in scored_ids else own)) + min(para_text // 100, 3)
             block.paragraphs += 1
             ancestor = parent
+            reached = []
             for divider in dividers:
                 if ancestor is None:
                     break
                 at = ancestor.mem_id
                 scores[at] = scores.get(at, 0.0) + score / divider
+                reached.append(at)
                 ancestor = ancestor.parent if at != body_key else None
+            if paragraphs is not None:
+                paragraphs.append((score, tuple(reached)))
     # Ancestors come later in reversed pre-order: each block read its final score when it was made.
     return stats
 
@@ -314,6 +325,42 @@ def _weight(stats: Stats) -> float:
     return weight
 
 
+def _top(stats: dict[int, Stats], dropped: list[LexborNode]) -> list[Stats]:
+    """The best candidates by raw score (``TOP_CANDIDATES`` of them), none in a dropped region."""
+    top: list[Stats] = []
+    for s in sorted((s for s in stats.values() if s.score > 0), key=lambda s: s.score, reverse=True):
+        if dropped and any(s.node.mem_id == d.mem_id or _is_under(s.node, d) for d in dropped):
+            continue
+        top.append(s)
+        if len(top) == TOP_CANDIDATES:
+            break
+    return top
+
+
+def _discount(region: LexborNode, stats: dict[int, Stats], paragraphs: list[tuple[float, tuple[int, ...]]],
+              body: LexborNode) -> None:
+    """Take a junk region's text, links and paragraph scores back out of its ancestors' figures,
+    exactly as if it had not been there when they were counted."""
+    own = stats.get(region.mem_id)
+    key = region.mem_id
+    if own is not None:
+        node = region.parent
+        while node is not None:
+            up = stats.get(node.mem_id)
+            if up is not None:
+                up.text -= own.text
+                up.links -= own.links
+            if node.mem_id == body.mem_id:
+                break
+            node = node.parent
+    for score, reached in paragraphs:
+        if key in reached:
+            for level in range(reached.index(key) + 1, len(reached)):
+                up = stats.get(reached[level])
+                if up is not None:
+                    up.score -= score / DIVIDERS[level]
+
+
 def _junk(node: LexborNode) -> bool:
     """Whether an element is a region the article never is (comments, sidebars, related links)."""
     if node.tag in ("body", "html", "main", "article") or node.attributes.get("itemprop") == "articleBody":
@@ -355,27 +402,30 @@ def find_main_content(tree: LexborHTMLParser) -> MainContent | None:
     page has no body.
 
     The best few candidates by score are weighed by their names; a region the article never
-    is (comments, a sidebar, related stories) that scored among them is removed and the page
-    scored again, so that its paragraphs do not lift the wrapper it shares with the article."""
+    is (comments, a sidebar, related stories) that scored among them is left out, and what
+    its paragraphs gave the wrapper it shares with the article taken back (:func:`_discount`)."""
     body = tree.body
     if body is None:
         return None
+    paragraphs: list[tuple[float, tuple[int, ...]]] = []
+    stats = score_blocks(body, paragraphs)
+    dropped: list[LexborNode] = []
     for _ in range(3):
-        stats = score_blocks(body)
-        candidates = sorted((s for s in stats.values() if s.score > 0), key=lambda s: s.score, reverse=True)
-        top = candidates[:TOP_CANDIDATES]
+        top = _top(stats, dropped)
         best_raw = top[0].score if top else 0.0
         junk = _junk_regions([s for s in top if s.score >= 0.1 * best_raw], stats)
         if not junk:
             break
         for node in junk:
-            node.decompose()
+            _discount(node, stats, paragraphs, body)
+        dropped.extend(junk)
+    gone = frozenset(node.mem_id for node in dropped)
     page_text = stats[body.mem_id].text if body.mem_id in stats else 0
     declared = _declared_main(tree, stats) if not top or top[0].score < WEAK_SCORE else None
     if declared is not None:  # a page of little prose (a table of contents) that says where its content is
-        return MainContent([declared.node], stats, page_text)
+        return MainContent([declared.node], stats, page_text, gone)
     if not top:
-        return MainContent([body], stats, page_text)
+        return MainContent([body], stats, page_text, gone)
     finals = [((s.score + _weight(s)) * (1 - s.link_density), s) for s in top]
     best_score, best = max(finals, key=lambda f: f[0])
     best = _common_ancestor(best, [s for f, s in finals if s is not best and f >= CLOSE * best_score], stats)
@@ -385,7 +435,8 @@ def find_main_content(tree: LexborHTMLParser) -> MainContent | None:
     else:
         best = _climb(best, stats, strong=_strong(best))
         best = _main_landmark(best, stats)
-    return MainContent(_with_siblings(best, best_score, stats), stats, page_text)
+    return MainContent([r for r in _with_siblings(best, best_score, stats) if r.mem_id not in gone], stats,
+                       page_text, gone)
 
 
 def _common_ancestor(best: Stats, close: list[Stats], stats: dict[int, Stats]) -> Stats:
@@ -553,6 +604,8 @@ def _with_siblings(best: Stats, best_score: float, stats: dict[int, Stats]) -> l
 
 def is_boilerplate(node: LexborNode, content: MainContent, root_text: int) -> bool:
     """Whether a reader skips this element of the main content (and everything in it)."""
+    if content.dropped and node.mem_id in content.dropped:
+        return True
     tag = node.tag
     if tag in ALWAYS_KEPT:
         return False
