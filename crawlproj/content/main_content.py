@@ -433,8 +433,10 @@ def find_main_content(tree: LexborHTMLParser) -> MainContent | None:
     if top[0].score < WEAK_SCORE:
         best = _holding(best, stats, page_text)
     else:
-        best = _climb(best, stats, strong=_strong(best))
-        best = _main_landmark(best, stats)
+        strong = _strong(best)
+        best = _climb(best, stats, strong=strong)
+        if not strong and best.node.tag != "article":  # an article that says it is one stays itself
+            best = _main_landmark(best, stats)
     return MainContent([r for r in _with_siblings(best, best_score, stats) if r.mem_id not in gone], stats,
                        page_text, gone)
 

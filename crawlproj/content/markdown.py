@@ -345,7 +345,12 @@ class _Holder:
 NOISE = frozenset({"advertisement", "advertising", "anzeige", "werbung", "publicité", "publicidad", "pubblicità",
                    "реклама", "广告", "広告", "sponsored", "skip advertisement", "continue reading",
                    "story continues below advertisement", "article continues below advertisement",
-                   "scroll to continue with content"})
+                   "scroll to continue with content", "loading", "loading...", "play video", "watch video",
+                   "watch now", "listen", "listen now", "click to enlarge", "enlarge this image", "hide caption",
+                   "toggle caption", "view gallery", "view slideshow", "close", "menu", "share", "share this",
+                   "share this article", "tweet", "email", "print", "show comments", "comments", "reply",
+                   "back to top", "top", "weiterlesen", "mehr lesen", "lire la suite", "leer más",
+                   "continuer la lecture", "続きを読む"})
 
 
 def comparable(text: str) -> str:
