@@ -271,6 +271,7 @@ def test_lsh_bands_and_rows_are_datasketchs_choice_and_scipy_loads_only_if_calle
     assert proc.stdout.split() == ["False", "0.5", "True"], proc.stderr[-2000:]
 
 
+@pytest.mark.slow  # 2,390 real pages extracted (about 20 s): the full suite's, not the edit-test loop's
 def test_the_same_article_in_two_releases_of_a_sphinx_reference_gives_the_same_main_text(tmp_path):
     """The Linux kernel's documentation in two releases (6.1 on Read the Docs' theme, 6.12 on
     alabaster): pages whose article (the text of the area the template marks as the content)
