@@ -224,6 +224,16 @@ class PageBudget:
             return Nesting(bound, starts, None, None)
         return nesting(html, self.max_depth, self.max_elements)
 
+    #: A page with at most this many ``<`` is parsed without being measured first: its nesting
+    #: cannot pass this (lexbor parses even that deep a page in a few milliseconds), and
+    #: main-content scoring measures its depth itself (``MAIN_TEXT_MAX_DEPTH``).
+    quick_tags: int = 4096
+
+    def quick(self, body: bytes) -> bool:
+        """Whether an undecoded page is small enough in tags to parse unmeasured (a count of its
+        ``<``, at memory speed; a page without NUL bytes: its tags are ASCII)."""
+        return body.count(b"<") <= min(self.quick_tags, self.max_elements) and b"\0" not in body
+
     def settled(self, body: bytes) -> Nesting | None:
         """The nesting of an undecoded page when one count settles it (as :meth:`measure`'s
         first step, on the bytes: the tags are ASCII in any charset that keeps ASCII, which a

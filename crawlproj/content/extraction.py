@@ -106,15 +106,22 @@ def extract_content(body: bytes | str, charset: str | None = None, url: str | No
     content's is under :data:`READER_MIN_SHARE` of it (``limited`` says ``reader_text``)."""
     if isinstance(body, bytes) and b"\0" not in body[:4096]:  # an ASCII-compatible charset
         body = without_unread(body)
-    found = budget.settled(body) if isinstance(body, bytes) else None
+    quick = isinstance(body, bytes) and budget.quick(body)
+    found = None if quick or isinstance(body, str) else budget.settled(body)
     html = body if isinstance(body, str) else decode(body, charset)
-    if found is None:
+    if found is None and not quick:
         html, found = budget.bounded(html)
-    limited = found.cut_reason
     tree = LexborHTMLParser(html)
     meta = read_metadata(tree, url)
     strip_junk(tree)
-    content = find_main_content(tree) if budget.main_content_ok(found) else None
+    if found is None:  # parsed unmeasured (few tags): scoring measures the depth itself
+        content = find_main_content(tree, budget.main_text_max_depth)
+        if content is None and tree.body is not None:  # too deep to score: measured now, and cut if
+            html, found = budget.bounded(html)         # it passes PAGE_MAX_DEPTH, as any page is
+        limited = found.cut_reason if found is not None else None
+    else:
+        limited = found.cut_reason
+        content = find_main_content(tree) if budget.main_content_ok(found) else None
     headline = meta.title
     renderer = None
     if content is not None:

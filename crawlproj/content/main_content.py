@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from operator import itemgetter
 from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -99,6 +100,10 @@ def strip_junk(tree: LexborHTMLParser) -> None:
             continue
         if not node.is_element_node:
             continue
+        if tag not in _LANDMARK_TAGS and not node.attributes.get("role"):  # hidden, by an attribute or a style
+            if node.css_first("p + p") is None:  # (a collapsed article, its rest behind a button, stays)
+                node.decompose()
+            continue
         if tag not in _NEVER_CONTENT:
             if tag == "header" and node.css_first("h1") is not None:
                 continue
@@ -130,6 +135,7 @@ _JUNK_TAGS = frozenset(JUNK_TAGS)
 #: every element): the head's elements are never walked, and empty elements (<meta>, <link> in
 #: the body) are passed over by the walk.
 _STRIPPED_SELECTOR = f"{', '.join(t for t in JUNK_TAGS if t not in ('head', 'link', 'meta', 'option'))}, {LANDMARKS}, {HIDDEN}"
+_LANDMARK_TAGS = frozenset({"nav", "aside", "footer", "menu", "header"})
 #: Landmarks never taken for content, whatever their size.
 _NEVER_CONTENT = frozenset({"nav", "menu"})
 
@@ -155,20 +161,21 @@ def class_and_id(node: LexborNode) -> str:
     return f"{classes} #{attrs.get('id') or ''}".strip(" #")
 
 
-class Stats:
+class Stats(list):
     """One block element's text: its characters (outer spaces left out), of which inside links,
-    and its Readability score (from the paragraphs below it)."""
+    and its Readability score (from the paragraphs below it). A list ``[node, text, links,
+    score]`` with names: one is made for every block of every page, and a list is the cheapest
+    object to make."""
 
-    __slots__ = ("node", "text", "links", "score", "paragraphs")
-
-    def __init__(self, node: LexborNode) -> None:
-        self.node = node
-        self.text = self.links = self.paragraphs = 0
-        self.score = 0.0
+    __slots__ = ()
+    node = property(itemgetter(0))
+    text = property(itemgetter(1), lambda self, value: self.__setitem__(1, value))
+    links = property(itemgetter(2), lambda self, value: self.__setitem__(2, value))
+    score = property(itemgetter(3), lambda self, value: self.__setitem__(3, value))
 
     @property
     def link_density(self) -> float:
-        return self.links / self.text if self.text else 0.0
+        return self[2] / self[1] if self[1] else 0.0
 
 
 @dataclass
@@ -201,6 +208,7 @@ def _tag_ids(names) -> frozenset[int]:  # noqa: ANN001 - tag names
 
 
 _INLINE_IDS = _tag_ids(INLINE)
+_NO_TEXT_IDS = _tag_ids(frozenset({"ul", "ol", "dl", "table", "tbody", "thead", "tfoot", "tr", "colgroup"}))
 _SCORED_IDS = _tag_ids(_SCORED_TAGS)
 _EMPTY_IDS = _tag_ids(_EMPTY)  # (comments: the walk's traverse() gives elements only)
 _A_ID = next(iter(_tag_ids({"a"})))
@@ -210,7 +218,8 @@ _A_ID = next(iter(_tag_ids({"a"})))
 DIVIDERS = (1.0, 2.0, 6.0, 9.0, 12.0)
 
 
-def score_blocks(body: LexborNode, paragraphs: list[tuple[float, tuple[int, ...]]] | None = None) -> dict[int, Stats]:
+def score_blocks(body: LexborNode, paragraphs: list[tuple[float, tuple[int, ...]]] | None = None,
+                 depth: list[int] | None = None) -> dict[int, Stats]:
     """Every block element's :class:`Stats` by ``mem_id``, from one pass. Inline elements' text joins the paragraph of the block around
     them; a paragraph of ``MIN_PARAGRAPH`` characters or more, not mostly links, gives its score
     to its five nearest ancestors (1, 1/2, 1/6, 1/9, 1/12 of it, as Readability).
@@ -223,7 +232,8 @@ def score_blocks(body: LexborNode, paragraphs: list[tuple[float, tuple[int, ...]
     if not nodes:
         return {}
     inline_ids, scored_ids, commas, empty_ids, a_id = _INLINE_IDS, _SCORED_IDS, _COMMAS.findall, _EMPTY_IDS, _A_ID
-    # [text, links, paragraph text, paragraph links] gathered from each element's children
+    no_text_ids = _NO_TEXT_IDS
+    # [text, links, paragraph text, paragraph links, height] gathered from each element's children
     gathered: dict[int, list[int]] = {}
     scores: dict[int, float] = {}
     stats: dict[int, Stats] = {}
@@ -236,40 +246,46 @@ def score_blocks(body: LexborNode, paragraphs: list[tuple[float, tuple[int, ...]
         key = node.mem_id
         parent = node.parent if key != body_key else None
         up = parent.mem_id if parent is not None else None
-        own = node.text(deep=False)
-        own_text = len(own.strip()) if own else 0
+        if tag in no_text_ids:  # a list's or a table's own text is only the whitespace between its items
+            own, own_text = "", 0
+        else:
+            own = node.text(deep=False)
+            own_text = len(own.strip()) if own and not own.isspace() else 0
         got = gathered.get(key)
         if got is None:
-            total, links, para_text, para_links = own_text, 0, own_text, 0
+            total, links, para_text, para_links, height = own_text, 0, own_text, 0, 1
         else:
             total, links = own_text + got[0], got[1]
-            para_text, para_links = own_text + got[2], got[3]
+            para_text, para_links, height = own_text + got[2], got[3], got[4] + 1
         if tag in inline_ids:
             if tag == a_id:
                 links = total
             if up is not None:
                 acc = gathered.get(up)
                 if acc is None:
-                    gathered[up] = [total, links, total, links]
+                    gathered[up] = [total, links, total, links, height]
                 else:
                     acc[0] += total
                     acc[1] += links
                     acc[2] += total
                     acc[3] += links
+                    if height > acc[4]:
+                        acc[4] = height
             continue
-        block = stats[key] = Stats(node)
-        block.text, block.links = total, links
-        block.score = scores.get(key, 0.0)
+        stats[key] = Stats((node, total, links, scores.get(key, 0.0)))
         if up is not None:
             acc = gathered.get(up)
             if acc is None:
-                gathered[up] = [total, links, 0, 0]
+                gathered[up] = [total, links, 0, 0, height]
             else:
                 acc[0] += total
                 acc[1] += links
+                if height > acc[4]:
+                    acc[4] = height
+        elif depth is not None:
+            depth.append(height)
         if para_text >= MIN_PARAGRAPH and para_links < 0.5 * para_text:
             score = 1 + len(commas(node.text(deep=True) if tag in scored_ids else own)) + min(para_text // 100, 3)
-            block.paragraphs += 1
             ancestor = parent
             reached = []
             for divider in dividers:
@@ -397,9 +413,10 @@ TOP_CANDIDATES = 12
 CLOSE = 0.75
 
 
-def find_main_content(tree: LexborHTMLParser) -> MainContent | None:
+def find_main_content(tree: LexborHTMLParser, max_depth: int | None = None) -> MainContent | None:
     """The main content of a page whose junk is stripped (:func:`strip_junk`); None when the
-    page has no body.
+    page has no body, or nests deeper than ``max_depth`` (when given: a page whose depth was
+    not measured before its parse; the caller then reads all of its text in linear time).
 
     The best few candidates by score are weighed by their names; a region the article never
     is (comments, a sidebar, related stories) that scored among them is left out, and what
@@ -408,7 +425,10 @@ def find_main_content(tree: LexborHTMLParser) -> MainContent | None:
     if body is None:
         return None
     paragraphs: list[tuple[float, tuple[int, ...]]] = []
-    stats = score_blocks(body, paragraphs)
+    height: list[int] = []
+    stats = score_blocks(body, paragraphs, height)
+    if max_depth is not None and height and height[0] > max_depth:
+        return None
     dropped: list[LexborNode] = []
     for _ in range(3):
         top = _top(stats, dropped)

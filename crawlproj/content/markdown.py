@@ -173,7 +173,8 @@ class Renderer:
             if node.tag == "-text":
                 value = _fold(node.text_content)
                 text.append(value)
-                md.append(_escape(value))
+                if self.markdown:
+                    md.append(_escape(value))
             elif not self.skip(node):
                 holder = _Holder(node)
                 self._flow(holder, md, text)  # type: ignore[arg-type]

@@ -94,10 +94,15 @@ def _clean(value: object) -> str | None:
     return text or None
 
 
-def _json_ld(tree: LexborHTMLParser) -> dict:
-    """The page's own schema.org object from its JSON-LD (an Article's before a WebPage's), or {}."""
+#: What the metadata always reads, in one query.
+_ALWAYS_READ = 'meta[content], script[type="application/ld+json"], title, h1, link[rel~="canonical" i][href]'
+
+
+def _json_ld(scripts: list) -> dict:
+    """The page's own schema.org object from its JSON-LD scripts (an Article's before a
+    WebPage's), or {}."""
     found: list[dict] = []
-    for node in tree.css('script[type="application/ld+json"]'):
+    for node in scripts:
         raw = node.text(deep=True)
         if not raw or len(raw) > MAX_JSON_LD:
             continue
@@ -138,14 +143,27 @@ def _person(value: object) -> str | None:
 def read_metadata(tree: LexborHTMLParser, page_url: str | None = None) -> Metadata:
     """The page's metadata, read from its tree (before scripts are stripped: JSON-LD is a script)."""
     metas: dict[str, str] = {}
-    for node in tree.css("meta[content]"):
-        attrs = node.attributes
-        name = (attrs.get("property") or attrs.get("name") or attrs.get("itemprop") or attrs.get("http-equiv") or "")
-        name = name.strip().lower()
-        content = attrs.get("content")
-        if name and content and content.strip() and name not in metas:
-            metas[name] = content
-    ld = _json_ld(tree)
+    scripts: list = []
+    title_node = h1 = canonical_node = None
+    # One query for what is always read (each query walks the whole tree).
+    for node in tree.css(_ALWAYS_READ):
+        tag = node.tag
+        if tag == "meta":
+            attrs = node.attributes
+            name = (attrs.get("property") or attrs.get("name") or attrs.get("itemprop") or attrs.get("http-equiv")
+                    or "").strip().lower()
+            content = attrs.get("content")
+            if name and content and content.strip() and name not in metas:
+                metas[name] = content
+        elif tag == "script":
+            scripts.append(node)
+        elif tag == "title":
+            title_node = title_node or node
+        elif tag == "h1":
+            h1 = h1 or node
+        elif tag == "link":
+            canonical_node = canonical_node or node
+    ld = _json_ld(scripts)
 
     def meta(*names: str) -> str | None:
         return next((v for v in (_clean(metas.get(n)) for n in names) if v), None)
@@ -161,24 +179,18 @@ def read_metadata(tree: LexborHTMLParser, page_url: str | None = None) -> Metada
                 return found
         return None
 
-    title_node = tree.css_first("title")
-    h1 = tree.css_first("h1")
     title = (_clean(ld.get("headline")) or meta("og:title", "twitter:title")
              or (_clean(title_node.text()) if title_node is not None else None)
              or (_clean(h1.text()) if h1 is not None else None))
     description = meta("description", "og:description", "twitter:description", "dc.description") or _clean(
         ld.get("description"))
-    root = tree.css_first("html")
+    root = tree.root
     html_lang = (root.attributes.get("lang") or root.attributes.get("xml:lang")) if root is not None else None
     locale = meta("og:locale") or _clean(ld.get("inLanguage") if isinstance(ld.get("inLanguage"), str) else None)
     language = declared_language(html_lang, meta("content-language", "language", "dc.language"), None) or (
         declared_language(locale.replace("_", "-"), None, None) if locale else None)
-    canonical = None
-    for node in tree.css('link[rel][href]'):
-        if "canonical" in (node.attributes.get("rel") or "").lower().split():
-            canonical = node.attributes.get("href")
-            break
-    canonical = _clean(canonical) or meta("og:url")
+    canonical = _clean(canonical_node.attributes.get("href")) if canonical_node is not None else None
+    canonical = canonical or meta("og:url")
     if canonical and page_url:
         try:
             canonical = urljoin(page_url, canonical)
