@@ -1,6 +1,6 @@
 """Memory over long crawls of real pages: resident set against pages, for every process of the crawl.
 
-Real documentation sites from Debian packages (sandbox.docsites.LONG_SITES: the
+Real documentation sites from Debian packages (``--sites``: sandbox.docsites.LONG_SITES by default, the
 throughput bench's five plus the OpenJDK API reference, Boost and Erlang/OTP, about 21,000
 HTML pages) are served by nginx on loopback, each as its own virtual host. Every
 ``--every`` seconds the bench reads, from /proc, the resident set of the crawl process,
@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from crawlproj.memory import pss_bytes, rss_bytes, slope  # noqa: E402
 from crawlproj.rendering.browser import browser_rss, descendants  # noqa: E402
-from sandbox.docsites import DOMAIN, HOST_RESOLVE, LONG_SITES, TEST_SITES, ensure_installed  # noqa: E402
+from sandbox.docsites import DOMAIN, HOST_RESOLVE, SITE_SETS, TEST_SITES, ensure_installed  # noqa: E402
 from sandbox.harness import crawl_command, error_lines, with_peak_rss  # noqa: E402
 from sandbox.servers import NginxServer  # noqa: E402
 
@@ -223,10 +223,12 @@ def main() -> None:
     parser.add_argument("--seconds-polite", type=float, default=600.0)
     parser.add_argument("--seconds-incremental", type=float, default=1200.0)
     parser.add_argument("--png", default=str(ROOT / "docs" / "memory.png"))
+    parser.add_argument("--sites", default="long", choices=sorted(SITE_SETS),
+                        help="the site mix: long (eight sites, about 21,000 pages), wide (pages of MB, 9,000 generated)")
     parser.add_argument("--smoke", action="store_true", help="two small sites, a few seconds a run")
     opts = parser.parse_args()
     runs = opts.only.split(",")
-    sites, items, every, cap = LONG_SITES, 0, opts.every, 3600.0
+    sites, items, every, cap = SITE_SETS[opts.sites], 0, opts.every, 3600.0
     seconds_polite, seconds_incremental = opts.seconds_polite, opts.seconds_incremental
     if opts.smoke:
         sites, items, every, cap, seconds_polite, seconds_incremental = TEST_SITES, 40, 0.5, 60.0, 2.0, 4.0
@@ -234,7 +236,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-memory-"))
     seeds = tmp / "seeds.txt"
     limit = {"CLOSESPIDER_ITEMCOUNT": items} if items else {}
-    out: dict = {"bench": "memory", "sites": len(sites), "every_s": every}
+    out: dict = {"bench": "memory", "site_mix": "smoke" if opts.smoke else opts.sites, "sites": len(sites),
+                 "every_s": every}
     series: dict[str, list[dict]] = {}
     errors: dict[str, int] = {}
     with NginxServer({s.name: s.root for s in sites}) as nginx:

@@ -1,6 +1,6 @@
 """Pages per core on real pages: crawlproj against a bare Scrapy spider and Scrapy's default scheduler.
 
-Five real documentation sites from Debian packages (sandbox.docsites, about
+Real documentation sites from Debian packages (``--sites``: by default five, sandbox.docsites.SITES, about
 6,400 pages from 2 KB to 4 MB) are served by nginx on loopback, each as its own
 virtual host. Every figure is read from nginx's own access log, never from a crawler.
 
@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sandbox.audit import politeness_report  # noqa: E402
-from sandbox.docsites import DOMAIN, HOST_RESOLVE, SITES, TEST_SITES, ensure_installed  # noqa: E402
+from sandbox.docsites import DOMAIN, HOST_RESOLVE, SITE_SETS, TEST_SITES, ensure_installed  # noqa: E402
 from sandbox.harness import crawl_command, with_peak_rss  # noqa: E402
 from sandbox.servers import NginxServer  # noqa: E402
 
@@ -160,7 +160,7 @@ def crawlproj_run(nginx: NginxServer, work: Path, seeds: Path, seconds: float, s
 
 
 def bare_run(nginx: NginxServer, work: Path, seeds: Path, seconds: float, settings: dict | None = None,
-             sites: tuple = SITES) -> Run:
+             sites: tuple = SITE_SETS["default"]) -> Run:
     work.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "scrapy", "runspider", str(ROOT / "bench" / "bare_spider.py"),
            "-a", f"seeds={seeds}", "-a", "domains=" + ",".join(s.name for s in sites),
@@ -212,16 +212,18 @@ def main() -> None:
     parser.add_argument("--seconds-polite", type=float, default=180.0)
     parser.add_argument("--interval", type=float, default=0.2)
     parser.add_argument("--only", default="cpu,workers,polite", help="comma-separated parts to run")
+    parser.add_argument("--sites", default="default", choices=sorted(SITE_SETS),
+                        help="the site mix: default (five sites), long (eight), wide (seven: pages of MB, 9,000 generated)")
     parser.add_argument("--smoke", action="store_true", help="two small sites, seconds a crawl (make test)")
     opts = parser.parse_args()
     parts = set(opts.only.split(","))
-    sites, margin = SITES, WINDOW_MARGIN
+    sites, margin = SITE_SETS[opts.sites], WINDOW_MARGIN
     if opts.smoke:
         sites, opts.seconds_cpu, opts.seconds_polite, margin = TEST_SITES, 2.0, 2.0, 1.0
     ensure_installed(sites)
     tmp = Path(tempfile.mkdtemp(prefix="bench-throughput-"))
     seeds = tmp / "seeds.txt"
-    out: dict = {"bench": "throughput", "sites": len(sites)}
+    out: dict = {"bench": "throughput", "site_mix": "smoke" if opts.smoke else opts.sites, "sites": len(sites)}
     with NginxServer({s.name: s.root for s in sites}) as nginx:
         seeds.write_text("".join(f"http://{s.name}:{nginx.port}{s.start}\n" for s in sites))
         # Every crawl reads the sites to the end first: the pages each host has reachable.

@@ -511,6 +511,10 @@ PAGE_STAGE_TIMEOUT: number(float, 0, inclusive=False) = 20.0
 #: to parse than to fetch (a link farm's 50,000 links) wait on their server instead of in
 #: memory (64 of them held 2.7 GB). 0: no limit.
 PAGE_STAGE_BACKLOG: number(int, 0) = 8
+#: While this many items are in the item pipelines (Scrapy's scraper counts them), the frontier
+#: hands out nothing: a host answering small pages (404s) faster than the store takes them piled
+#: up thousands of items, and the memory stayed with the process after they had gone. 0: no limit.
+ITEM_BACKLOG: number(int, 0) = 64
 #: PDF responses (by Content-Type, or by their magic bytes under any other type) are read for
 #: their text, title, author, language and links (crawlproj.content.pdf, PDFium) in a helper
 #: process of their own, at most PDF_MAX_PAGES pages and PDF_MAX_CHARS characters of text, for
@@ -755,6 +759,6 @@ REFUSALS_LOGGED: number(int, 0) = 20
 LAST_CRAWL_FILE: text = "data/last_crawl.json"
 #: Stats file, console, gc tuning, stall monitor, memory watch, the refresher, Redis seeds, the dashboard, the WACZ at close
 #: and the dead-letter queue.
-EXTENSIONS: components = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.console.Console": 0, "crawlproj.gc_tuning.GcTuning": 0, "crawlproj.stalls.StallMonitor": 0, "crawlproj.memory.MemoryWatch": 0, "crawlproj.revisit.refresher.Refresher": 100,
+EXTENSIONS: components = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.console.Console": 0, "crawlproj.gc_tuning.GcTuning": 0, "crawlproj.stalls.StallMonitor": 0, "crawlproj.stalls.ItemBacklog": 0, "crawlproj.memory.MemoryWatch": 0, "crawlproj.revisit.refresher.Refresher": 100,
               "crawlproj.distributed.seeds.RedisSeeds": 200, "crawlproj.dashboard.extension.Dashboard": 300,
               "crawlproj.store.wacz.WaczOnClose": 400, "crawlproj.store.deadletters.DeadLetterQueue": 500}

@@ -69,6 +69,12 @@ render_queued = object()
 #: links to seen URLs before it builds a Request for them: most links on a page are.
 url_seen_test = object()
 
+#: The spider asks, once, how to test many URLs at once (the same conditions as url_seen_test).
+#: No arguments. A frontier whose URL-seen filter is remote (Redis) answers with
+#: ``seen_many(urls) -> set`` (the URLs it holds), one round trip for a page's links instead of
+#: one for each new link; it then takes the others as new without asking again.
+urls_seen_test = object()
+
 #: The frontier asks, once, whether fetched pages are piling up. No arguments. A component
 #: that queues fetched pages for work (the page threads) answers with ``busy() -> bool``; while
 #: one says True the frontier hands out nothing (the engine asks again as each page leaves), so

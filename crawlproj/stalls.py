@@ -232,3 +232,40 @@ class StallMonitor:
             _TICKS = None
         if self._loop.running:
             self._loop.stop()
+
+
+class ItemBacklog:
+    """While ``ITEM_BACKLOG`` items are in the item pipelines, the frontier hands out nothing
+    (an extension answering :data:`crawlproj.signals.fetch_backlog_test`).
+
+    Scrapy holds back fetches only by the bytes of responses in its scraper (5 MB, each counted
+    as at least 1 KB), not by items waiting for the pipelines: a host answering thousands of
+    small pages (404s, redirects) fast outran the store, and 2,959 items with 56,000 of their
+    coroutines and tasks piled up at once; the process kept the memory after they were gone."""
+
+    def __init__(self, crawler: Crawler, backlog: int) -> None:
+        self.crawler, self.backlog = crawler, backlog
+        self.scraper = None  # the engine's, once the spider is open
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ItemBacklog:
+        backlog = crawler.settings.getint("ITEM_BACKLOG")
+        if backlog <= 0:
+            raise NotConfigured
+        ext = cls(crawler, backlog)
+        from . import signals as crawl_signals
+
+        crawler.signals.connect(ext.backlog_test, signal=crawl_signals.fetch_backlog_test)
+        crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
+        return ext
+
+    def spider_opened(self, spider: object) -> None:
+        self.scraper = self.crawler.engine.scraper
+
+    def backlog_test(self) -> object:
+        return self.busy
+
+    def busy(self) -> bool:
+        slot = self.scraper.slot if self.scraper is not None else None
+        return slot is not None and slot.itemproc_size >= self.backlog
+

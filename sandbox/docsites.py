@@ -42,6 +42,16 @@ LONG_SITES = SITES + (
     DocSite("boost.docs.test", "libboost1.74-doc", "/usr/share/doc/libboost1.74-doc/doc/html"),
     DocSite("erlang.docs.test", "erlang-doc", "/usr/share/doc/erlang-doc", "/doc/index.html"),
 )
+#: Shapes SITES and LONG_SITES lack, for ``--sites wide`` of bench/throughput.py and bench/memory.py:
+#: GHC's Haddock reference (3,472 pages, 19 of 1 MB or more, up to 13 MB: hyperlinked source) and
+#: GTK 4's gi-docgen reference (about 9,100 generated pages over gtk4, gdk4, gsk4, Pango, GLib and
+#: GObject), beside SITES' five (many small pages, Node.js's 6 MB one).
+WIDE_SITES = SITES + (
+    DocSite("ghc.docs.test", "ghc-doc", "/usr/share/doc/ghc-doc/html"),
+    DocSite("gtk4.docs.test", "libgtk-4-doc", "/usr/share/doc/libgtk-4-doc", "/gtk4/index.html"),
+)
+#: The site mixes the benches take by name (``--sites``).
+SITE_SETS = {"default": SITES, "long": LONG_SITES, "wide": WIDE_SITES}
 #: Small packages the test suite reads real pages from (``scripts/system-deps.sh`` installs them).
 TEST_SITES = (SITES[0], SITES[4])
 #: About 1,750 pages for the test suite's memory crawl (``scripts/system-deps.sh`` installs them).

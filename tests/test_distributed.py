@@ -163,6 +163,37 @@ def test_urls_are_marked_seen_with_their_push(any_redis):
     assert not other.request_seen(Request("http://h/2"))
 
 
+def test_a_page_s_links_are_tested_in_one_round_trip(any_redis):
+    a = frontier(any_redis, "a", partitions=2)
+    a.seen = RedisBloomDupeFilter(connect(any_redis), "t", 10_000, 0.001, partitions=2)
+    a.push("h", entry("http://h/1"))
+    a.flush()
+    mine = RedisBloomDupeFilter(connect(any_redis), "t", 10_000, 0.001, partitions=2)
+    assert mine.seen_many(["http://h/1", "http://h/2", "http://g/3"]) == {"http://h/1"}
+    mine.r = None  # answered from what seen_many learnt: no Redis call
+    assert mine.request_seen(Request("http://h/1")) and not mine.request_seen(Request("http://h/2"))
+    assert mine.seen_many(["http://h/1"]) == {"http://h/1"}
+
+
+def test_a_lazy_release_rides_with_the_next_pop(any_redis):
+    a = frontier(any_redis, "a", partitions=1, lazy_release=True)
+    b = frontier(any_redis, "b", partitions=1, shared=True)
+    for i in range(2):
+        a.push("h", entry(f"http://h/{i}"))
+    key, _ = a.pop(time.monotonic())
+    a.release(key, time.monotonic())
+    b.wake()
+    assert b.pop(time.monotonic()) is None  # not sent yet: the host is still leased
+    time.sleep(0.01)  # due times are whole milliseconds
+    assert a.pop(time.monotonic())[1]["url"] == "http://h/1"  # the release and the pop: one round trip
+    a.release(key, time.monotonic())
+    a.send()
+    a.push("h", entry("http://h/2"))
+    a.send()
+    b.wake()
+    assert b.pop(time.monotonic())[1]["url"] == "http://h/2"
+
+
 def test_redis_crash_with_aof_loses_nothing_acknowledged():
     from sandbox.servers import RedisServer
 

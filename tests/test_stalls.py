@@ -139,3 +139,22 @@ def test_the_waseda_middleware_hands_each_rest_over_from_the_servers_share_of_th
     assert verdicts[-1].interval.rule == "duration" and 0.9 <= verdicts[-1].interval.seconds <= 10 * took
     run(fetch(0.0, 0.1))  # a busy crawler is not a slow server
     assert verdicts[-1].interval.rule == "min_interval" and verdicts[-1].interval.seconds == 0.1
+
+
+def test_items_waiting_for_the_pipelines_hold_the_frontier_back():
+    from types import SimpleNamespace
+
+    from scrapy.utils.test import get_crawler
+
+    from crawlproj import signals as crawl_signals
+    from crawlproj.stalls import ItemBacklog
+
+    crawler = get_crawler(settings_dict={"ITEM_BACKLOG": 3})
+    ext = ItemBacklog.from_crawler(crawler)  # kept: signals hold weak references
+    [busy] = [test for _, test in crawler.signals.send_catch_log(crawl_signals.fetch_backlog_test) if callable(test)]
+    assert not busy()  # no engine yet
+    slot = SimpleNamespace(itemproc_size=2)
+    ext.scraper = SimpleNamespace(slot=slot)
+    assert not busy()
+    slot.itemproc_size = 3
+    assert busy()

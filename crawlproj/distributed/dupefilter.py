@@ -59,6 +59,10 @@ class RedisBloomDupeFilter(BaseDupeFilter):
         # (started again when full); it spares a Redis call per repeated link.
         self.known: set[str] = set()
         self.known_max = 500_000
+        # Keys seen_many found not seen, their request not yet tested: request_seen takes them
+        # as new without asking (the push's script sets the bits, and drops a URL another
+        # worker pushed meanwhile). Bounded like ``known``.
+        self.fresh: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisBloomDupeFilter:
@@ -79,12 +83,33 @@ class RedisBloomDupeFilter(BaseDupeFilter):
         key = url_key(request)
         if self.seen(key):
             return True
+        if key in self.fresh:
+            self.fresh.discard(key)
+            return False
         tag, h1, h2 = self.locate(key, request.url)
         if connection.run_scripts(self.r, [(self._seen, [f"{tag}:ready"],
                                             [tag, self.first_capacity, self.error_rate, h1, h2])])[0]:
             self.remember(key)
             return True
         return False
+
+    def seen_many(self, urls: list[str]) -> set[str]:
+        """Of these URLs (GET, canonical: their own keys), those the filter holds, asked in one
+        round trip; the others are noted fresh, so that their requests are not asked again."""
+        unknown = [url for url in urls if not self.seen(url)]
+        if not unknown:
+            return set(urls)
+        answers = connection.run_scripts(self.r, [
+            (self._seen, [f"{tag}:ready"], [tag, self.first_capacity, self.error_rate, h1, h2])
+            for tag, h1, h2 in (self.locate(url, url) for url in unknown)])
+        if len(self.fresh) >= self.known_max:
+            self.fresh.clear()
+        for url, found in zip(unknown, answers):
+            if found:
+                self.remember(url)
+            else:
+                self.fresh.add(url)
+        return {url for url in urls if url in self.known or url in self.pending}
 
     def seen(self, key: str) -> bool:
         """Whether this worker knows ``key`` seen, without asking Redis (False: not known)."""

@@ -79,7 +79,7 @@ class RedisFrontier:
     def __init__(self, client: redis.Redis, prefix: str, worker: str, partitions: int = 64, levels: int = 8,
                  batch: int = 16, lease_seconds: float = 120.0, worker_ttl: float = 15.0,
                  poll_seconds: float = 0.25, shared: bool = False, clock=time.monotonic, group_cap: int = 0,
-                 group_rate: float = 0.0) -> None:
+                 group_rate: float = 0.0, lazy_release: bool = False) -> None:
         self.r = client
         self.prefix, self.worker, self.partitions, self.levels = prefix, worker, partitions, levels
         self.batch, self.lease_ms = batch, int(lease_seconds * 1000)
@@ -88,6 +88,9 @@ class RedisFrontier:
         # Shared: take due keys from every partition, not only the owned ones (a few workers on
         # one machine; the pop still leases each key to one worker at a time).
         self.shared = shared
+        # Releases wait for the next round trip (the scheduler's next pop, or send()): a crawl asks
+        # for its next request as soon as a fetch ends.
+        self.lazy_release = lazy_release
         self.clock = clock
         self.owned: list[int] = []
         self.live: list[str] = [worker]  # the live workers, as of the last heartbeat (at live_at, ms)
@@ -102,6 +105,10 @@ class RedisFrontier:
         self._meta = meta_tag(prefix)
         self._pushes: dict[int, list] = {}  # partition -> PUSH's arguments, 7 per entry
         self._pushed = 0
+        # Calls that need no answer (pushes, releases), sent ahead of the next call in its round
+        # trip: each round trip blocks the reactor, for milliseconds when the cores are busy.
+        self._carry: list[tuple[str, list, list]] = []
+        self._carried_pushes: list[int] = []  # partitions whose pushes ride in _carry
         self._popped: deque[tuple[str, Any]] = deque()  # leased to this worker, not handed out yet
         # Wall-clock ms from which partition p may have a due key, as far as this worker knows
         # (0: ask); every partition is asked again at the poll (other workers push without telling).
@@ -134,7 +141,25 @@ class RedisFrontier:
         return [f"{self._tags[part]}:ready"]
 
     def _run(self, calls: list[tuple[str, list, list]]) -> list:
-        return run_scripts(self.r, [(self._scripts[name], keys, args) for name, keys, args in calls])
+        """Run script calls in one round trip, the carried ones (:meth:`flush`, :meth:`release`) first."""
+        carried, self._carry = self._carry, []
+        answers = run_scripts(self.r, [(self._scripts[name], keys, args) for name, keys, args in carried + calls])
+        if self._carried_pushes:
+            parts, self._carried_pushes = self._carried_pushes, []
+            if self.seen is not None:
+                for ukey in self.seen.pending:  # their bits are set now
+                    self.seen.remember(ukey)
+                self.seen.pending.clear()
+            for part in parts:
+                self._due[part] = 0  # a new host there may be due at once
+        return answers[len(carried):]
+
+    def send(self, pushes: bool = True) -> None:
+        """Send what is carried (releases; buffered pushes too, with ``pushes``) now, if anything is."""
+        if pushes:
+            self._stage()
+        if self._carry:
+            self._run([])
 
     # -- TwoTierFrontier's interface ---------------------------------------------
     def push(self, key: Hashable, entry: dict, level: int = 0, again: bool = False) -> None:
@@ -156,19 +181,21 @@ class RedisFrontier:
 
     def flush(self) -> None:
         """Send buffered pushes, one call per partition (before anything that may complete their parent)."""
+        self.send()
+
+    def _stage(self) -> None:
+        """Buffered pushes, one call per partition, join the calls carried by the next round trip
+        (ahead of anything that may complete their parent)."""
         if not self._pushes:
             return
         pushes, self._pushes, self._pushed = self._pushes, {}, 0
         now = self._now_ms()
         c0, err = (self.seen.first_capacity, self.seen.error_rate) if self.seen is not None else (0, 0)
-        self._run([("PUSH", self._ready(part), [self._tags[part], now, self.worker, c0, err, *items])
-                   for part, items in pushes.items()])
-        if self.seen is not None:
-            for ukey in self.seen.pending:  # their bits are set now
-                self.seen.remember(ukey)
-            self.seen.pending.clear()
+        self._carry.extend(("PUSH", self._ready(part), [self._tags[part], now, self.worker, c0, err, *items])
+                           for part, items in pushes.items())
+        self._carried_pushes.extend(pushes)
         for part in pushes:
-            self._due[part] = 0  # a new host there may be due at once
+            self._due[part] = 0  # asked in the same round trip
 
     def _asked(self, now: float) -> list[int]:
         """The partitions to ask for due keys: all of ours at the poll, else those that may have one."""
@@ -181,10 +208,12 @@ class RedisFrontier:
 
     def pop(self, now: float) -> tuple[Hashable, Any] | None:
         if not self._popped:
-            self.flush()
+            self._stage()  # pushes, releases and the pop: one round trip
             parts = self._asked(now)
             if parts:
                 self._take(parts)
+            elif self._carry:
+                self._run([])
         if not self._popped:
             return None
         key, entry = self._popped.popleft()
@@ -259,7 +288,11 @@ class RedisFrontier:
         group = self._flight_groups.pop(key, None)
         if group and self.group_cap:
             calls.append(("GROUP_DONE", [f"{group_tag(self.prefix, group)}:flight"], [str(key)]))
-        self._run(calls)
+        if self.lazy_release:
+            # With the next call: the engine asks for the next request as soon as a fetch ends.
+            self._carry.extend(calls)
+        else:
+            self._run(calls)
         if len(self.next_allowed) > 100_000:
             self.next_allowed.clear()
 
@@ -268,7 +301,7 @@ class RedisFrontier:
         self._poll_at = 0.0
 
     def defer(self, key: Hashable, until: float) -> None:
-        self.flush()  # a retry's push must be in Redis before it is deferred
+        self._stage()  # a retry's push must be in Redis before it is deferred
         part = self._part(key)
         self._run([("DEFER", self._ready(part), [self._tags[part], str(key), self._ms(until), self._now_ms()])])
 
@@ -295,7 +328,7 @@ class RedisFrontier:
     def has_pending(self) -> bool:
         """Anything queued or unfinished anywhere: another worker's page may still add work here."""
         queued, in_flight = self.counts()
-        return bool(self._popped or self._pushes or queued > 0 or in_flight > 0)
+        return bool(self._popped or self._pushes or self._carry or queued > 0 or in_flight > 0)
 
     def counts(self, max_age: float = 0.5) -> tuple[int, int]:
         """(entries queued, entries handed out and not yet stored), across all workers."""
@@ -328,7 +361,7 @@ class RedisFrontier:
     # -- distributed only ----------------------------------------------------------
     def complete(self, urls: Iterable[str]) -> int:
         """The store committed these URLs: forget them as pending (flushing their links first)."""
-        self.flush()
+        self._stage()
         by_part: dict[int, list[bytes]] = {}
         for url in urls:
             fp = fp_bytes(fingerprint(url))

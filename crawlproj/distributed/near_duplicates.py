@@ -12,8 +12,9 @@ Redis so a page one worker stores is matched against pages any worker stored:
 
 The tables are split into :data:`~.keyspace.HASH_SHARDS` hashes (by digest, by key), so no
 key grows beyond its share of the crawl and a cluster spreads them over its masters; no
-command spans two keys. A check is three round trips whatever the size of the index: the
-digest, the band sets (one pipeline), the candidates' signatures (one pipeline). Memory: a
+command spans two keys. A check is two round trips whatever the size of the index: the
+digest, the band sets and the page's own signature (one pipeline), the candidates' signatures
+(one pipeline, when there are any); an insert one more. Memory: a
 canonical page costs its signature (4 bytes x permutations), its digest twice and one
 member in each of b sets, about 900 bytes at 128 permutations.
 """
@@ -74,11 +75,11 @@ class RedisNearDuplicateIndex(SigningShape):
         """The canonical page this one duplicates, or None (then ``key`` becomes canonical)."""
         if print_.empty:
             return None
-        owner = self.r.hget(self._digest(print_.digest), print_.digest)
-        if owner is not None and owner.decode() != key:
-            return Match(owner.decode(), "exact", 1.0)
         values = print_.values
         if values is None:  # too short to sign: kept by its digest and its shingle set, for its copies
+            owner = self.r.hget(self._digest(print_.digest), print_.digest)
+            if owner is not None and owner.decode() != key:
+                return Match(owner.decode(), "exact", 1.0)
             if print_.set_digest is not None:
                 owner = self.r.hget(self._digest(print_.set_digest), print_.set_digest)
                 if owner is not None and owner.decode() != key:
@@ -86,23 +87,31 @@ class RedisNearDuplicateIndex(SigningShape):
                 self.r.hsetnx(self._digest(print_.set_digest), print_.set_digest, key)
             self.r.hsetnx(self._digest(print_.digest), print_.digest, key)
             return None
-        bands = self._bands(np.asarray(values).astype("<u4"))
-        found = execute_pipeline(self.r, lambda pipe: [pipe.smembers(band) for band in bands])
+        array = np.asarray(values).astype("<u4")
+        bands = self._bands(array)
+        p = self.prefix
+        # The digest, the bands and this page's own earlier signature in one round trip: each
+        # round trip blocks the worker's reactor (milliseconds when the cores are busy).
+        owner, old, *found = execute_pipeline(self.r, lambda pipe: [
+            pipe.hget(self._digest(print_.digest), print_.digest), pipe.hget(sharded(f"{p}:sig", key), key),
+            *(pipe.smembers(band) for band in bands)])
+        if owner is not None and owner.decode() != key:
+            return Match(owner.decode(), "exact", 1.0)
         candidates = sorted({m.decode() for members in found for m in members} - {key})
         best = self.best_match(values, zip(candidates, self._signatures(candidates)), key) if candidates else None
         if best is not None:
             return best
-        self._insert(key, print_.digest, np.asarray(values).astype("<u4"), bands)
+        self._insert(key, print_.digest, array, bands, old)
         return None
 
     def _signatures(self, keys: list[str]) -> list[bytes | None]:
         return execute_pipeline(self.r, lambda pipe: [pipe.hget(sharded(f"{self.prefix}:sig", key), key)
                                                       for key in keys])
 
-    def _insert(self, key: str, digest: str, values: np.ndarray, bands: list[str]) -> None:
+    def _insert(self, key: str, digest: str, values: np.ndarray, bands: list[str], old: bytes | None) -> None:
+        """Make ``key`` canonical; ``old``: its signature as the index holds it (a page fetched again)."""
         p = self.prefix
         sig, keydigest = sharded(f"{p}:sig", key), sharded(f"{p}:keydigest", key)
-        old = self.r.hget(sig, key)
         old_digest = self.r.hget(keydigest, key) if old is not None else None
         if old_digest is not None and self.r.hget(self._digest(old_digest.decode()), old_digest) != key.encode():
             old_digest = None  # another page's now

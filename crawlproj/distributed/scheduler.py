@@ -66,7 +66,7 @@ class DistributedScheduler(FrontierScheduler):
             batch=s.getint("REDIS_POP_BATCH"), lease_seconds=s.getfloat("HOST_LEASE"),
             worker_ttl=s.getfloat("WORKER_TTL"), poll_seconds=s.getfloat("REDIS_POLL_SECONDS"),
             shared=s.getbool("REDIS_SHARED_PARTITIONS"), clock=self.clock, group_cap=self.keys.per_ip,
-            group_rate=self.keys.per_ip_rate)
+            group_rate=self.keys.per_ip_rate, lazy_release=True)
 
     def _build_domains(self, s: Any) -> DomainBudget:
         """The budgets per registered domain, counted by this worker, with no overflow: any
@@ -93,6 +93,13 @@ class DistributedScheduler(FrontierScheduler):
         if owned != before:
             logger.info("worker %s holds %d partitions", self.worker, len(owned))
             self.waker.now()
+
+    def next_request(self) -> Any:
+        request = super().next_request()
+        # A fetch's release rides with the pop; one handed out of the popped batch, or none asked
+        # (pages piling up), sends it here.
+        self.frontier.send(pushes=False)
+        return request
 
     def close(self, reason: str) -> None:
         if self._heartbeat is not None and self._heartbeat.running:

@@ -134,6 +134,7 @@ class FrontierScheduler(BaseScheduler):
         sig.connect(self.rest_after, signal=crawl_signals.rest_after)
         sig.connect(self.describe_hosts, signal=crawl_signals.describe_hosts)
         sig.connect(self.url_seen_test, signal=crawl_signals.url_seen_test)
+        sig.connect(self.urls_seen_test, signal=crawl_signals.urls_seen_test)
         sig.connect(self.host_admission_test, signal=crawl_signals.host_admission_test)
         sig.connect(self._fetch_finished, signal=crawl_signals.fetch_finished)
         sig.connect(self.copy_host, signal=crawl_signals.copy_host)
@@ -357,6 +358,11 @@ class FrontierScheduler(BaseScheduler):
         requests (answers :data:`crawlproj.signals.url_seen_test`); None if the ordering counts
         repeated links, or the dupefilter has no such test."""
         return None if self.prioritizer.dynamic else getattr(self.df, "seen", None)
+
+    def urls_seen_test(self) -> Any:
+        """The dupefilter's test of many URLs in one go, where it has one (answers
+        :data:`crawlproj.signals.urls_seen_test`); None as for :meth:`url_seen_test`."""
+        return None if self.prioritizer.dynamic else getattr(self.df, "seen_many", None)
 
     def copy_host(self, host: str, verdict: str) -> None:
         """A host's pages are mostly copies (answers :data:`crawlproj.signals.copy_host`): rest it

@@ -183,6 +183,7 @@ class CrawlSpiderBase(scrapy.Spider):
         self.page_budget = page_budget(s)
         self.link_canonical = LinkCanonicalizer(self.session_params, self.max_url_length)
         self._url_seen: Any = _UNASKED
+        self._urls_seen: Any = _UNASKED
         self._host_admissible: Any = _UNASKED
         self.retry_times = s.getint("RETRY_TIMES") if s.getbool("RETRY_ENABLED") else 0
         self.retry_http_codes = {int(c) for c in s.getlist("RETRY_HTTP_CODES")}
@@ -214,6 +215,12 @@ class CrawlSpiderBase(scrapy.Spider):
         if self._url_seen is _UNASKED:
             self._url_seen = self._frontier_test(crawl_signals.url_seen_test)
         return self._url_seen
+
+    def urls_seen(self) -> Any:
+        """The frontier's test of many URLs at once, or None (asked once)."""
+        if self._urls_seen is _UNASKED:
+            self._urls_seen = self._frontier_test(crawl_signals.urls_seen_test)
+        return self._urls_seen
 
     def backlog_test(self) -> Any:
         """The link gate's ``busy`` (answers :data:`crawlproj.signals.fetch_backlog_test`)."""
@@ -372,6 +379,11 @@ class CrawlSpiderBase(scrapy.Spider):
                 note_refusal(self.crawler, host_of(link.url), "scope", reason)
                 continue
             followed[link.url] = None
+        many = self.urls_seen()
+        if many is not None and followed:  # one round trip for the page's new links
+            for known in many(list(followed)):
+                del followed[known]
+                self.count("links_seen")
         if "noindex" in directives:
             self.count("noindex")
             return list(followed), Skipped(url, "noindex"), extras
