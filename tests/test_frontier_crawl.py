@@ -73,3 +73,21 @@ def test_ip_key_makes_hosts_on_one_server_share_its_politeness(sandbox_factory, 
     sandbox.reset()
     crawl(sandbox, tmp_path / "by-host", MIN_INTERVAL=0.05, INTERVAL_DURATION_FACTOR=1)
     assert politeness_report([replace(r, host="127.0.0.1") for r in sandbox.records()], 0.05)["max_concurrency"] > 1
+
+
+@pytest.mark.serial  # requests to one address a second, against the wall clock
+def test_requests_refused_before_connecting_spend_no_per_ip_rate(sandbox_factory, tmp_path):
+    """Every sandbox host is one address: PER_IP_RATE spaces what reaches it. URLs robots.txt
+    forbids (the `private` and `wildcard` variants) are refused before connecting: they give
+    their rate slot back, and what does reach the server is still spaced by the rate."""
+    sandbox = sandbox_factory("--hosts", "6", "--pages", "15")
+    rate = 10.0
+    _, result = crawl(sandbox, tmp_path, MIN_INTERVAL=0.05, PER_IP_RATE=rate, PER_IP_CONCURRENCY=0,
+                      DOMAIN_CONCURRENCY=0)
+    refused = result.stats.get("crawlproj/robots_forbidden", 0)
+    refunded = result.stats.get("frontier/refused_before_connecting", 0)
+    # (A host's robots.txt fetched for the visit of a URL it forbids: that fetch reached the server.)
+    assert refused > 0 and refused - 6 <= refunded <= refused, (refused, refunded)
+    # What reached the server kept to the rate, by its record (+1: a window's two ends).
+    row = sandbox.report(0.05)["per_address"]["127.0.0.1"]
+    assert row["max_per_window"] <= rate + 1, row

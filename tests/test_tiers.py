@@ -201,3 +201,30 @@ def test_domain_cap_limits_keys_in_flight_per_registered_domain_across_addresses
     f.release("s2.farm.test", 0.0)
     assert sorted(k for k, _ in drain(f, 1.0)) == ["s3.farm.test", "s4.farm.test"]
 
+
+
+def test_a_request_refused_before_connecting_gives_its_servers_rate_slot_back():
+    """PER_IP_RATE is a limit on what reaches a server: a key whose request never did (robots.txt
+    or address safety refused it) gives its slot back, and the next key of the server, woken
+    for that slot, goes at once instead of a gap later. A slot another key took since stands."""
+    f = TwoTierFrontier(levels=1, active_target=100, group_rate=10.0)
+    for key in ("a", "b", "c"):
+        f.set_group(key, "10.0.0.1")
+        f.push(key, key)
+    assert [k for k, _ in drain(f, 0.0)] == ["a"]
+    assert f.next_due() == pytest.approx(0.1)  # b waits for the rate's next slot
+    f.release("a", 0.0, refund=True)
+    assert [k for k, _ in drain(f, 0.0)] == ["b"]  # the slot given back: b goes now
+    assert f.next_due() == pytest.approx(0.1)
+    f.release("b", 0.0)  # b reached its server: its slot stands
+    assert drain(f, 0.05) == [] and [k for k, _ in drain(f, 0.1)] == ["c"]
+    f.release("c", 0.1, refund=True)
+    assert f.group_next[("ip", "10.0.0.1")] == pytest.approx(0.1)
+    # A refund after another key took a newer slot changes nothing.
+    for key in ("d", "e", "g"):
+        f.set_group(key, "10.0.0.2")
+        f.push(key, key)
+    assert [k for k, _ in drain(f, 1.0)] == ["d"]
+    assert [k for k, _ in drain(f, 1.1)] == ["e"]
+    f.release("d", 1.1, refund=True)
+    assert f.group_next[("ip", "10.0.0.2")] == pytest.approx(1.2) and drain(f, 1.15) == []

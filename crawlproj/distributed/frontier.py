@@ -279,7 +279,9 @@ class RedisFrontier:
             taken = [t for t in taken if t[2] not in back]
         return taken
 
-    def release(self, key: Hashable, next_allowed: float) -> None:
+    def release(self, key: Hashable, next_allowed: float, refund: bool = False) -> None:
+        # ``refund`` (a request that never reached the network) is not given back here: the
+        # server's rate slot lives in Redis, shared by the workers, and stands.
         self.in_flight.pop(key, None)
         self.next_allowed[key] = next_allowed
         part, at_ms = self._part(key), self._ms(next_allowed)

@@ -73,8 +73,12 @@ class FetchOutcomes:
         verdict = self._verdicts.pop(id(request), None)
         if reached is None:
             # Never reached the network (robots.txt said no, or the robots.txt fetch
-            # took this visit and sent the request back): only that fetch needs rest.
-            self.frontier.release(key, self.hosts.unfetched(key, self.frontier.next_allowed.get(key, now)))
+            # took this visit and sent the request back): only that fetch needs rest, and
+            # without it the server's per-IP rate slot is given back (nothing reached it).
+            refund = not self.hosts.robots_fetched_for(key)
+            self.frontier.release(key, self.hosts.unfetched(key, self.frontier.next_allowed.get(key, now)), refund=refund)
+            if refund:
+                self.stats.inc_value("frontier/refused_before_connecting")
         else:
             if verdict is None:  # no WasedaIntervalMiddleware: the whole time since it reached the downloader
                 verdict = self.hosts.fetched(key, result, now - reached, now, now, time.time())

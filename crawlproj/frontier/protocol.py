@@ -16,7 +16,8 @@ class Frontier(Protocol):
     * :meth:`pop` returns an entry only for a key that is due (``now`` at or past its
       next-allowed time and any :meth:`defer`) and has no entry in flight; the key is then
       in flight until :meth:`release`.
-    * :meth:`release` ends the key's flight; it may go again from ``next_allowed``.
+    * :meth:`release` ends the key's flight; it may go again from ``next_allowed``. With
+      ``refund``, its request never reached the network: its server's rate slot is given back.
     * :meth:`next_due` is the earliest time a queued key could be popped (None: nothing
       queued, or only keys in flight); the scheduler sets its wake-up timer by it.
     * ``push(..., again=True)``: an entry handed out and sent back unfetched; a frontier with
@@ -47,7 +48,7 @@ class Frontier(Protocol):
 
     def pop(self, now: float) -> tuple[Hashable, Any] | None: ...
 
-    def release(self, key: Hashable, next_allowed: float) -> None: ...
+    def release(self, key: Hashable, next_allowed: float, refund: bool = False) -> None: ...
 
     def defer(self, key: Hashable, until: float) -> None: ...
 

@@ -142,6 +142,11 @@ class TwoTierFrontier:
         self.group_in_flight: dict[Hashable, int] = {}
         self.group_waiting: dict[Hashable, deque[tuple[float, Hashable]]] = {}
         self.group_next: dict[Hashable, float] = {}  # group -> when it may have its next key (group_rate)
+        # key -> (group, its group_next before the key took a slot, the slot it set): given back
+        # when the key's request never reached the network (release(..., refund=True)).
+        self._rate_taken: dict[Hashable, tuple[Hashable, float, float]] = {}
+        self._woken_at: dict[Hashable, float] = {}  # group -> when the key it woke was due by itself
+        self._live: dict[Hashable, int] = {}  # key -> the sequence number of its one live heap entry
         self._group_woken: dict[Hashable, Hashable] = {}  # group -> its waiting key now in the heap
         self._flight_group: dict[Hashable, tuple] = {}  # key in flight -> the groups it counted in
         self._seq = 0
@@ -178,7 +183,7 @@ class TwoTierFrontier:
         return self._back_len
 
     def due_keys(self, now: float) -> int:
-        return len(self._ready_level) + sum(1 for t, _, _ in self.heap if t <= now)
+        return len(self._ready_level) + sum(1 for t, seq, key in self.heap if t <= now and self._live.get(key) == seq)
 
     def key_state(self, key: Hashable, now: float) -> dict:
         """What the back tier holds for ``key``: its queue (URLs of a key not yet active wait
@@ -228,11 +233,17 @@ class TwoTierFrontier:
                 return key, entry
         return None
 
-    def release(self, key: Hashable, next_allowed: float) -> None:
-        """The in-flight entry of ``key`` finished; the key may go again at ``next_allowed``."""
+    def release(self, key: Hashable, next_allowed: float, refund: bool = False) -> None:
+        """The in-flight entry of ``key`` finished; the key may go again at ``next_allowed``.
+        ``refund``: its request never reached the network (robots.txt, scope, address safety
+        refused it), so the slot it took of its server's rate is given back, when no later key
+        of that server has taken one since."""
         if self.in_flight.pop(key, None) is None:
             raise KeyError(f"{key!r} is not in flight")
         next_allowed = max(next_allowed, self.deferred.pop(key, next_allowed))
+        taken = self._rate_taken.pop(key, None)
+        if refund and taken is not None:
+            self._refund(*taken)
         for group in self._flight_group.pop(key, ()):
             self.group_in_flight[group] -= 1
             self._wake_group(group)
@@ -242,6 +253,17 @@ class TwoTierFrontier:
             self._schedule(key, next_allowed)
         else:
             self.back.pop(key, None)
+            self._live.pop(key, None)
+
+    def _refund(self, group: Hashable, before: float, slot: float) -> None:
+        """Give a rate slot back: the group's next slot is what it was before, and the key it woke
+        for the slot that was taken, if it still waits in the heap, is due that much sooner."""
+        if self.group_next.get(group) != slot:
+            return  # another key of the server took the next slot since: it stands
+        self.group_next[group] = before
+        woken = self._group_woken.get(group)
+        if woken is not None and woken not in self._ready_level and woken not in self.in_flight:
+            self._schedule(woken, max(self._woken_at.get(group, before), before))
 
     def defer(self, key: Hashable, until: float) -> None:
         """Let ``key`` go no sooner than ``until`` (a retry back-off, a parked host)."""
@@ -260,6 +282,8 @@ class TwoTierFrontier:
         """When the earliest scheduled key becomes due (None when nothing is scheduled)."""
         if self._ready_level and not self._held:
             return min(self.ready[level][0][0] for level in range(self.levels) if self._ready_head(level))
+        while self.heap and self._live.get(self.heap[0][2]) != self.heap[0][1]:
+            heapq.heappop(self.heap)  # a superseded entry at the head
         due = self.heap[0][0] if self.heap else None
         if self._held and self._hold_since is not None and self.hold_wait != float("inf"):
             until = self._hold_since + self.hold_wait  # the held keys go then at the latest
@@ -294,7 +318,9 @@ class TwoTierFrontier:
             for group in groups:
                 self.group_in_flight[group] = self.group_in_flight.get(group, 0) + 1
                 if self.group_gap and group[0] == "ip":
+                    before = self.group_next.get(group, 0.0)
                     self.group_next[group] = now + self.group_gap
+                    self._rate_taken[key] = (group, before, now + self.group_gap)
             self._flight_group[key] = groups
         for group in groups:
             self._wake_group(group)
@@ -320,13 +346,19 @@ class TwoTierFrontier:
         if not waiting:
             del self.group_waiting[group]
         self._group_woken[group] = key
+        self._woken_at[group] = at
         self._schedule(key, max(at, self.group_next.get(group, 0.0)))
 
     def _schedule(self, key: Hashable, at: float) -> None:
+        """File ``key`` in the heap for ``at``; an entry it had there before is stale from now on
+        (a refunded slot brings a woken key forward)."""
         self._seq += 1
+        self._live[key] = self._seq
         heapq.heappush(self.heap, (at, self._seq, key))
 
     def _nothing_due(self, now: float) -> bool:
+        while self.heap and self._live.get(self.heap[0][2]) != self.heap[0][1]:
+            heapq.heappop(self.heap)
         return not self._ready_level and (not self.heap or self.heap[0][0] > now)
 
     def _refill(self, now: float) -> None:
@@ -397,7 +429,9 @@ class TwoTierFrontier:
     def _move_due(self, now: float) -> None:
         """Keys whose time has come leave the heap for the ready list of their head's level."""
         while self.heap and self.heap[0][0] <= now:
-            at, _, key = heapq.heappop(self.heap)
+            at, seq, key = heapq.heappop(self.heap)
+            if self._live.get(key) != seq:
+                continue  # superseded by a later filing of the key
             level = self.back[key].head_level()
             self.ready[level].append((at, key))
             self._ready_level[key] = (level, at)

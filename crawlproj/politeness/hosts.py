@@ -106,6 +106,10 @@ class HostPoliteness:
                 holds.append(hold)
         return FetchVerdict(interval, ended + interval.seconds, tuple(holds), failure, backoff is not None)
 
+    def robots_fetched_for(self, key: str) -> bool:
+        """Whether ``key``'s robots.txt was fetched for the visit that is ending (it rests after it)."""
+        return key in self._robots_rest
+
     def unfetched(self, key: str, next_allowed: float) -> float:
         """When ``key`` may go again after a request that never reached the network (robots.txt
         said no, or its fetch took the visit): only that robots.txt fetch needs rest."""
