@@ -29,7 +29,9 @@ class DocContent:
     """A documentation site and where its pages' content is.
 
     ``content`` selects the content area (one element a page); ``exclude`` what inside it
-    is navigation; ``code`` the code blocks (``pre``, and Doxygen's ``div.fragment``);
+    is navigation (a page's own table of contents too) or no part of the text (Doxygen's line
+    numbers and hidden tooltips in code); ``code`` the code blocks (``pre``, and Doxygen's
+    ``div.fragment``);
     ``include`` and ``skip`` (regular expressions on the path under ``root``) which files
     are the site's pages of that generator."""
 
@@ -61,7 +63,7 @@ class DocContent:
 #: navigation, not documentation to read.
 SITES = (
     DocContent("postgresql", "DocBook XSL", "postgresql-doc-15", "/usr/share/doc/postgresql-doc-15/html",
-               "body > div:not(.navheader):not(.navfooter)", skip=r"^bookindex\.html$"),
+               "body > div:not(.navheader):not(.navfooter)", exclude=("div.toc",), skip=r"^bookindex\.html$"),
     DocContent("python", "Sphinx", "python3.11-doc", "/usr/share/doc/python3.11/html", "div[role=main]",
                exclude=("a.headerlink",), skip=r"^(genindex.*|contents|py-modindex|search)\.html$"),
     DocContent("django", "Sphinx (Django's theme)", "python-django-doc", "/usr/share/doc/python-django-doc/html",
@@ -70,7 +72,7 @@ SITES = (
     DocContent("nodejs", "Node.js's own (Markdown to HTML)", "nodejs-doc", "/usr/share/doc/nodejs/api",
                "div#apicontent", sample=15),
     DocContent("libstdcxx", "Doxygen", "libstdc++-12-doc", "/usr/share/doc/gcc-12-base/libstdc++/user",
-               "div.contents", code="pre, div.fragment",
+               "div.contents", exclude=("span.lineno", "div.ttc"), code="pre, div.fragment",
                skip=r"^(functions|globals|namespacemembers)\w*\.html$"),
     DocContent("javadoc", "javadoc", "openjdk-17-doc", "/usr/share/doc/openjdk-17-jre-headless/api", "main",
                skip=r"(^|/)(class-use/|package-tree\.html|index-files/|index-\d+\.html|allclasses|allpackages)"),

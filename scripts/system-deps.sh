@@ -34,7 +34,10 @@ declare -A docs=([postgresql-doc-15]=/usr/share/doc/postgresql-doc-15/html/index
                  [ecasound-doc]=/usr/share/doc/ecasound/ecasound_eci_doc.pdf.gz
                  # real URLs with session ids and story ids (sandbox.realurls.URL_FILES)
                  [libxml-rss-perl]=/usr/share/doc/libxml-rss-perl/examples/1.0/slash.rdf
-                 [awstats]=/usr/share/doc/awstats/html/awstats_faq.html)
+                 [awstats]=/usr/share/doc/awstats/html/awstats_faq.html
+                 # documentation generators' content kept whole (tests/test_content.py)
+                 [gettext-doc]=/usr/share/doc/gettext/gettext_5.html
+                 [apache2-doc]=/usr/share/doc/apache2-doc/manual/en/server-wide.html)
 for lang in de fr it ja ru; do
   docs[developers-reference-$lang]=/usr/share/doc/developers-reference-$lang/docs/index.html
 done
@@ -52,20 +55,26 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
   fi
 fi
-# Files taken out of packages without installing them, their dependencies being large (TeX Live's
-# documentation pulls 170 MB of TeX Live): sandbox.pdfs.ACCENT_PDFS, as sandbox.docsites.extracted does.
+# Files taken out of packages without installing them, their dependencies or their size being
+# large (TeX Live's documentation pulls 170 MB of TeX Live; the JDK's API reference is 276 MB):
+# sandbox.pdfs.ACCENT_PDFS and tests/test_content.py's javadoc pages, as sandbox.docsites.extracted does.
 cache=${CRAWLPROJ_DEB_CACHE:-$HOME/.cache/crawlproj/debs}
+javadoc=/usr/share/doc/openjdk-17-jre-headless/api
 declare -A extract=([texlive-lang-polish]=/usr/share/doc/texlive-doc/latex/przechlewski-book/wkmgr1.pdf
-                    [texlive-lang-german]=/usr/share/doc/texlive-doc/generic/german/gerdoc.pdf)
+                    [texlive-lang-german]=/usr/share/doc/texlive-doc/generic/german/gerdoc.pdf
+                    [openjdk-17-doc]="$javadoc/java.desktop/javax/swing/ButtonGroup.html $javadoc/java.base/java/time/temporal/ValueRange.html")
 for pkg in "${!extract[@]}"; do
-  path=${extract[$pkg]}
-  [ -e "$cache/$pkg$path" ] && continue
+  paths=()
+  for path in ${extract[$pkg]}; do
+    [ -e "$cache/$pkg$path" ] || paths+=(".$path")
+  done
+  [ ${#paths[@]} -eq 0 ] && continue
   tmp=$(mktemp -d)
   if ! (cd "$tmp" && apt-get download -qq "$pkg" 2>/dev/null); then
     [ "$(id -u)" -eq 0 ] && apt-get update -qq
     (cd "$tmp" && apt-get download -qq "$pkg" 2>/dev/null) || { echo "cannot download $pkg" >&2; rm -rf "$tmp"; exit 1; }
   fi
   mkdir -p "$cache/$pkg"
-  dpkg-deb --fsys-tarfile "$tmp"/*.deb | tar -x -C "$cache/$pkg" ".$path"
+  dpkg-deb --fsys-tarfile "$tmp"/*.deb | tar -x -C "$cache/$pkg" "${paths[@]}"
   rm -rf "$tmp"
 done

@@ -1,5 +1,10 @@
 """What a page's content becomes: main text, Markdown and metadata (pure functions, no crawl)."""
 
+import dataclasses
+from pathlib import Path
+
+import pytest
+
 from crawlproj.content.budget import PageBudget, depth_bound, nesting
 from crawlproj.content.extraction import extract_content, without_unread
 from crawlproj.content.metadata import iso_date
@@ -131,3 +136,54 @@ def test_the_depth_bound_is_never_below_the_parsers_depth():
     # a page of many tags whose nesting the bound settles is not walked tag by tag
     wide = "<html><body>" + "<div><p>para <a href=/x>x</a> text</p></div>" * 3000 + "</body></html>"
     assert PageBudget().settled(wide.encode()).cut_reason is None
+
+
+JAVADOC = "/usr/share/doc/openjdk-17-jre-headless/api"
+#: Real pages of six documentation generators where main content once lost code, tables or
+#: definitions (each element the page's content area holds is checked as bench/content.py
+#: checks it): DocBook's titled table whose id says "subscription", Sphinx's footnotes,
+#: Node.js's history tables and short sections beside a long one, Doxygen's code drawn a
+#: <div> a line and its member signatures (tables of links), texi2html's definition lists
+#: written flat between headings, the Apache manual's lists in table cells, javadoc's
+#: summary tables drawn with boxes, its "Since" notes and members spread over many sections.
+DOC_PAGES = [
+    ("postgresql", "/usr/share/doc/postgresql-doc-15/html", "monitoring-stats.html"),
+    ("python", "/usr/share/doc/python3.11/html", "c-api/unicode.html"),
+    ("nodejs", "/usr/share/doc/nodejs/api", "http2.html"),
+    ("cairomm", "/usr/share/doc/libcairomm-1.16-doc/reference/html", "classCairo_1_1Context.html"),
+    ("gettext", "/usr/share/doc/gettext", "gettext_5.html"),
+    ("apache", "/usr/share/doc/apache2-doc/manual/en", "server-wide.html"),
+    ("javadoc", None, "java.desktop/javax/swing/ButtonGroup.html"),
+    ("javadoc", None, "java.base/java/time/temporal/ValueRange.html"),
+]
+
+
+@pytest.mark.parametrize("site_name, root, page", DOC_PAGES, ids=[f"{s}/{p}" for s, _, p in DOC_PAGES])
+def test_documentation_pages_keep_their_code_tables_and_definitions(site_name, root, page):
+    from sandbox import content_docs, docsites
+    from sandbox.content_metric import bag, kept
+
+    if site_name == "javadoc":  # (276 MB installed: two pages are taken out of the package)
+        path = docsites.extracted("openjdk-17-doc", f"{JAVADOC}/{page}")
+        root = str(path.parent)
+        page = path.name
+    site = next((s for s in content_docs.SITES if s.name == site_name), None)
+    if site is None:  # a Doxygen site the tests' machine has (libstdc++'s reference is the bench's)
+        libstdcxx = next(s for s in content_docs.SITES if s.name == "libstdcxx")
+        site = dataclasses.replace(libstdcxx, name=site_name)
+    site = dataclasses.replace(site, root=root)
+    measured = content_docs.measure(site, Path(root, page))
+    assert measured is not None and measured.elements
+    text = bag(extract_content(measured.path.read_bytes(), measured.charset, url="http://docs.test/").text)
+    lost = [element[:80] for kind, element in measured.elements if not kept(element, text)]
+    assert not lost, lost
+
+
+def test_a_summary_table_drawn_with_boxes_keeps_its_linked_names():
+    from sandbox import docsites
+
+    path = docsites.extracted("openjdk-17-doc", f"{JAVADOC}/java.desktop/javax/swing/ButtonGroup.html")
+    text = extract_content(path.read_bytes(), "utf-8", url="http://docs.test/").text
+    # each method is named in the summary table (a box of one link a cell) and again in its details
+    for name in ("add(AbstractButton b)", "getButtonCount()", "setSelected(ButtonModel m, boolean b)"):
+        assert text.count(name) == 2, name

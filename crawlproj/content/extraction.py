@@ -36,6 +36,9 @@ READER_MIN_SHARE = 0.7
 
 
 
+_UTF8 = frozenset({"utf-8", "utf8", "utf_8"})
+
+
 def decode(body: bytes, charset: str | None) -> str:
     """The body as text in its declared charset; undecodable bytes become U+FFFD, never an error."""
     if charset:
@@ -108,16 +111,20 @@ def extract_content(body: bytes | str, charset: str | None = None, url: str | No
         body = without_unread(body)
     quick = isinstance(body, bytes) and budget.quick(body)
     found = None if quick or isinstance(body, str) else budget.settled(body)
-    html = body if isinstance(body, str) else decode(body, charset)
+    # UTF-8 goes to lexbor as it is (lexbor reads UTF-8; a str would be encoded back to it), and
+    # is decoded only when something below reads the text again.
+    raw = quick and (charset or "").lower() in _UTF8
+    html = "" if raw else body if isinstance(body, str) else decode(body, charset)
     if found is None and not quick:
         html, found = budget.bounded(html)
-    tree = LexborHTMLParser(html)
+    tree = LexborHTMLParser(body if raw else html)
     meta = read_metadata(tree, url)
     strip_junk(tree)
     if found is None:  # parsed unmeasured (few tags): scoring measures the depth itself
         content = find_main_content(tree, budget.main_text_max_depth)
         if content is None and tree.body is not None:  # too deep to score: measured now, and cut if
-            html, found = budget.bounded(html)         # it passes PAGE_MAX_DEPTH, as any page is
+            html, found = budget.bounded(decode(body, charset) if raw else html)  # past PAGE_MAX_DEPTH
+            raw = False
         limited = found.cut_reason if found is not None else None
     else:
         limited = found.cut_reason
@@ -132,12 +139,14 @@ def extract_content(body: bytes | str, charset: str | None = None, url: str | No
     if renderer is None:
         # Too deep to score (or to render by recursion): all of its visible text, in linear time.
         limited = limited or "main_content_depth"
+        html = decode(body, charset) if raw else html
         text = extract_plain_text(HTMLTree.parse(html), main_content=False, list_bullets=False, links=False,
                                   alt_texts=False, form_fields=False, noscript=False)
         md = text if markdown else ""
     else:
         text, md = renderer.text(), renderer.md()
     if rendered and content is not None:
+        html = decode(body, charset) if raw else html
         reader = reader_text(html)
         if len(" ".join(text.split())) < READER_MIN_SHARE * len(reader):
             # All a reader sees, controls included (an app's operations are buttons), layout aside.

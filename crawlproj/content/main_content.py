@@ -42,15 +42,18 @@ TAG_WEIGHT = {"div": 5, "article": 10, "main": 5, "section": 2, "pre": 3, "td": 
 MIN_PARAGRAPH = 25
 _COMMAS = re.compile(r"[,，、،]")
 
+# The expressions on class and id names are written in lower case and matched against names
+# made lower case (:func:`class_and_id`): three times faster than matching ignoring case.
+
 #: Class and id words of the article's body (a candidate's weight +25).
 POSITIVE = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|prose|"
-                      r"storytext|articletext|abstract", re.I)
+                      r"storytext|articletext|abstract")
 #: Class and id words of what is not the article (a candidate's weight -25).
 NEGATIVE = re.compile(r"-ad-|(?<![a-z])ads?(?![a-z])|(?:^|\s)(?:hidden|hide|hid)(?:$|\s)|banner|combx|comment|com-|contact|foot|footnote|"
                       r"gdpr|masthead|media|meta|outbrain|(?<![a-z])promo(?!ted)|related|scroll|share|shoutbox|sidebar|"
                       r"skyscraper|sponsor|shopping|tags|tool|widget|taboola|newsletter|subscri|signup|"
                       r"social|popular|trending|recommend|breadcrumb|cookie|consent|disqus|reply|replies|"
-                      r"byline|author|caption|credit|pagination|pager|navbar|menu|modal|popup", re.I)
+                      r"byline|author|caption|credit|pagination|pager|navbar|menu|modal|popup")
 #: Within the main content: class and id words of parts a reader skips.
 BOILERPLATE = re.compile(
     r"(?<![a-z])(?:share|sharing|social)(?![a-z_])|related|recommend|newsletter|subscri|signup|sign-up|"
@@ -65,11 +68,10 @@ BOILERPLATE = re.compile(
     r"(?<![a-z])meta(?![a-z])|entry-meta|post-meta|article-meta|infobox-ad|toc-?toggle|headerlink|permalink|"
     r"gallery|slideshow|carousel|slider|lightbox|media-?title|media-?caption|photo-?credit|image-?credit|"
     r"img-?caption|login|log-in|signin|sign-in|regist|paywall|report-?error|error-?report|feedback|"
-    r"last-?updated|updated-?date|submitted",
-    re.I)
+    r"last-?updated|updated-?date|submitted")
 #: ... unless it also says it is the article's body itself.
 CONTENT_WORDS = re.compile(r"article-?body|articlebody|story-?body|entry-content|post-?content|post-?body|"
-                           r"article-?content|main-?content|body-?text|content-?body|(?<![a-z])prose", re.I)
+                           r"article-?content|main-?content|body-?text|content-?body|(?<![a-z])prose")
 #: Elements kept whatever their class says: code, tables and definitions are content in documentation.
 ALWAYS_KEPT = frozenset({"pre", "code", "table", "dl", "tbody", "thead", "tr", "td", "th", "dt", "dd", "h1", "h2",
                          "h3", "h4", "h5", "h6", "p", "blockquote", "li", "img", "picture"})
@@ -117,8 +119,9 @@ def strip_junk(tree: LexborHTMLParser) -> None:
 
 
 def _in_content(node: LexborNode) -> bool:
-    """Whether ``node`` lies in the page's ``<main>`` or an ``<article>`` (a landmark there is the
-    article's own: its header holds the lead, its aside a fact box)."""
+    """Whether ``node`` lies in the page's ``<main>`` (or ``role=main``) or an ``<article>`` (a
+    landmark there is the article's own: its header holds the lead, its aside a fact box or
+    the footnotes)."""
     up = node.parent
     while up is not None:
         tag = up.tag
@@ -126,6 +129,8 @@ def _in_content(node: LexborNode) -> bool:
             return True
         if tag in ("body", "html"):
             return False
+        if tag == "div" and up.attributes.get("role") == "main":  # (Sphinx's, around its footnotes)
+            return True
         up = up.parent
     return False
 
@@ -146,25 +151,31 @@ def boilerplate_names(names: str) -> bool:
     return bool(BOILERPLATE.search(names)) and not CONTENT_WORDS.search(names)
 
 
+#: DocBook's titled blocks (their class is the one word), whose ids DocBook makes of their titles.
+_TITLED = frozenset({"table", "informaltable", "example", "informalexample", "figure", "informalfigure",
+                     "equation", "procedure"})
 _SECTION_CLASS = re.compile(r"(?:^|\s)(?:section|(?:ref)?sect\d|chapter|appendix|refentry)(?:$|\s)")
 
 
 def class_and_id(node: LexborNode) -> str:
-    """What an element's names say of it: its class, and its id (``#id``) unless it is a
-    section of a document, whose id is its heading's words (a manual's "Comments" or
-    "Related functions" section is no comment box)."""
+    """What an element's names say of it (lower case, as the expressions on them are written):
+    its class, and its id (``#id``) unless it is a
+    section of a document or one of its titled tables, examples or figures, whose id is its
+    title's words (a manual's "Comments" or "Related functions" section is no comment box,
+    its table of ``pg_stat_subscription`` no subscription form)."""
     attrs = node.attributes
-    classes = attrs.get("class") or ""
-    if node.tag == "section" or (("sect" in classes or "chapter" in classes or "appendix" in classes
-                                  or "refentry" in classes) and _SECTION_CLASS.search(classes)):
+    classes = (attrs.get("class") or "").lower()
+    if node.tag == "section" or classes in _TITLED or (
+            ("sect" in classes or "chapter" in classes or "appendix" in classes or "refentry" in classes)
+            and _SECTION_CLASS.search(classes)):
         return classes.strip()
-    return f"{classes} #{attrs.get('id') or ''}".strip(" #")
+    return f"{classes} #{(attrs.get('id') or '').lower()}".strip(" #")
 
 
 class Stats(list):
     """One block element's text: its characters (outer spaces left out), of which inside links,
     and its Readability score (from the paragraphs below it). A list ``[node, text, links,
-    score]`` with names: one is made for every block of every page, and a list is the cheapest
+    score, prose]`` with names: one is made for every block of every page, and a list is the cheapest
     object to make."""
 
     __slots__ = ()
@@ -172,6 +183,8 @@ class Stats(list):
     text = property(itemgetter(1), lambda self, value: self.__setitem__(1, value))
     links = property(itemgetter(2), lambda self, value: self.__setitem__(2, value))
     score = property(itemgetter(3), lambda self, value: self.__setitem__(3, value))
+    #: The scores of all the paragraphs inside it, however deep (how much of the page's prose it holds).
+    prose = property(itemgetter(4), lambda self, value: self.__setitem__(4, value))
 
     @property
     def link_density(self) -> float:
@@ -233,8 +246,8 @@ def score_blocks(body: LexborNode, paragraphs: list[tuple[float, tuple[int, ...]
         return {}
     inline_ids, scored_ids, commas, empty_ids, a_id = _INLINE_IDS, _SCORED_IDS, _COMMAS.findall, _EMPTY_IDS, _A_ID
     no_text_ids = _NO_TEXT_IDS
-    # [text, links, paragraph text, paragraph links, height] gathered from each element's children
-    gathered: dict[int, list[int]] = {}
+    # [text, links, paragraph text, paragraph links, height, prose] gathered from each element's children
+    gathered: dict[int, list] = {}
     scores: dict[int, float] = {}
     stats: dict[int, Stats] = {}
     dividers = DIVIDERS
@@ -253,17 +266,17 @@ def score_blocks(body: LexborNode, paragraphs: list[tuple[float, tuple[int, ...]
             own_text = len(own.strip()) if own and not own.isspace() else 0
         got = gathered.get(key)
         if got is None:
-            total, links, para_text, para_links, height = own_text, 0, own_text, 0, 1
+            total, links, para_text, para_links, height, prose = own_text, 0, own_text, 0, 1, 0.0
         else:
             total, links = own_text + got[0], got[1]
-            para_text, para_links, height = own_text + got[2], got[3], got[4] + 1
+            para_text, para_links, height, prose = own_text + got[2], got[3], got[4] + 1, got[5]
         if tag in inline_ids:
             if tag == a_id:
                 links = total
             if up is not None:
                 acc = gathered.get(up)
                 if acc is None:
-                    gathered[up] = [total, links, total, links, height]
+                    gathered[up] = [total, links, total, links, height, prose]
                 else:
                     acc[0] += total
                     acc[1] += links
@@ -271,21 +284,11 @@ def score_blocks(body: LexborNode, paragraphs: list[tuple[float, tuple[int, ...]
                     acc[3] += links
                     if height > acc[4]:
                         acc[4] = height
+                    acc[5] += prose
             continue
-        stats[key] = Stats((node, total, links, scores.get(key, 0.0)))
-        if up is not None:
-            acc = gathered.get(up)
-            if acc is None:
-                gathered[up] = [total, links, 0, 0, height]
-            else:
-                acc[0] += total
-                acc[1] += links
-                if height > acc[4]:
-                    acc[4] = height
-        elif depth is not None:
-            depth.append(height)
         if para_text >= MIN_PARAGRAPH and para_links < 0.5 * para_text:
             score = 1 + len(commas(node.text(deep=True) if tag in scored_ids else own)) + min(para_text // 100, 3)
+            prose += score
             ancestor = parent
             reached = []
             for divider in dividers:
@@ -297,6 +300,19 @@ def score_blocks(body: LexborNode, paragraphs: list[tuple[float, tuple[int, ...]
                 ancestor = ancestor.parent if at != body_key else None
             if paragraphs is not None:
                 paragraphs.append((score, tuple(reached)))
+        stats[key] = Stats((node, total, links, scores.get(key, 0.0), prose))
+        if up is not None:
+            acc = gathered.get(up)
+            if acc is None:
+                gathered[up] = [total, links, 0, 0, height, prose]
+            else:
+                acc[0] += total
+                acc[1] += links
+                if height > acc[4]:
+                    acc[4] = height
+                acc[5] += prose
+        elif depth is not None:
+            depth.append(height)
     # Ancestors come later in reversed pre-order: each block read its final score when it was made.
     return stats
 
@@ -308,12 +324,28 @@ ARTICLE_BODY = re.compile(
     r"postcontent|post-?body|postbody|post-?entry|entry-?content|entry-?body|entrytext|body-?text|bodytext|"
     r"main-?text|blog-?content|single-?content|page-?content|text-?content|content-?body|rich-?text|"
     r"article-?section|td-post-content|c-entry-content|l-article__text|caas-body)(?:$|[\s_-])|"
-    r"#(?:story|article|content|maincontent|main-content|articlecontent|bodytext)$", re.I)
+    r"#(?:story|article|content|maincontent|main-content|articlecontent|bodytext)$")
 #: Where an article never is: a candidate so named is junk, and the walk is made again without it.
 JUNK_REGION = re.compile(r"comment|disqus|respond|repl(?:y|ies)|sidebar|related|recommend|also-?read|"
                          r"more-?stories|next-?posts?|prev-?posts?|popular|trending|newsletter|subscribe|"
                          r"outbrain|taboola|(?<![a-z])promo(?!ted)|sponsor|footer|breadcrumb|"
-                         r"(?<![a-z])(?:share|sharing|social)(?![a-z_])", re.I)
+                         r"(?<![a-z])(?:share|sharing|social)(?![a-z_])")
+
+
+_BODY, _NOT_ARTICLE, _ARTICLE_WORD = 1, 2, 3
+
+
+@lru_cache(maxsize=8192)
+def _names_say(names: str) -> int:
+    """What a class and id say (pages repeat their names: cached): the article's body, not the
+    article, a word of the article's, or nothing (0)."""
+    if ARTICLE_BODY.search(names):
+        return _BODY
+    if NEGATIVE.search(names) and not CONTENT_WORDS.search(names):
+        return _NOT_ARTICLE
+    if POSITIVE.search(names):
+        return _ARTICLE_WORD
+    return 0
 
 
 def _weight(stats: Stats) -> float:
@@ -326,13 +358,13 @@ def _weight(stats: Stats) -> float:
     weight = float(TAG_WEIGHT.get(node.tag, 0))
     attrs = node.attributes
     names = class_and_id(node)
-    if attrs.get("itemprop") == "articleBody" or ARTICLE_BODY.search(names):
+    said = _names_say(names) if names else 0
+    if attrs.get("itemprop") == "articleBody" or said == _BODY:
         weight += max(25.0, stats.score)
-    elif names:
-        if NEGATIVE.search(names) and not CONTENT_WORDS.search(names):
-            weight -= 25
-        elif POSITIVE.search(names):
-            weight += min(10.0, stats.score / 2)
+    elif said == _NOT_ARTICLE:
+        weight -= 25
+    elif said == _ARTICLE_WORD:
+        weight += min(10.0, stats.score / 2)
     role = attrs.get("role")
     if role in ("main", "article"):
         weight += 10
@@ -366,6 +398,7 @@ def _discount(region: LexborNode, stats: dict[int, Stats], paragraphs: list[tupl
             if up is not None:
                 up.text -= own.text
                 up.links -= own.links
+                up.prose -= own.prose
             if node.mem_id == body.mem_id:
                 break
             node = node.parent
@@ -382,6 +415,11 @@ def _junk(node: LexborNode) -> bool:
     if node.tag in ("body", "html", "main", "article") or node.attributes.get("itemprop") == "articleBody":
         return False
     names = class_and_id(node)
+    return _junk_names(names)
+
+
+@lru_cache(maxsize=8192)
+def _junk_names(names: str) -> bool:
     return bool(JUNK_REGION.search(names)) and not ARTICLE_BODY.search(names) and not CONTENT_WORDS.search(names)
 
 
@@ -457,6 +495,8 @@ def find_main_content(tree: LexborHTMLParser, max_depth: int | None = None) -> M
         best = _climb(best, stats, strong=strong)
         if not strong and best.node.tag != "article":  # an article that says it is one stays itself
             best = _main_landmark(best, stats)
+        if not strong:
+            best = _gather(best, stats, stats[body.mem_id].prose)
     return MainContent([r for r in _with_siblings(best, best_score, stats) if r.mem_id not in gone], stats,
                        page_text, gone)
 
@@ -492,7 +532,7 @@ def _is_under(node: LexborNode, ancestor: LexborNode) -> bool:
 def _strong(stats: Stats) -> bool:
     """Whether a candidate says it is the article's body (``itemprop``, its container's name)."""
     node = stats.node
-    return node.attributes.get("itemprop") == "articleBody" or bool(ARTICLE_BODY.search(class_and_id(node)))
+    return node.attributes.get("itemprop") == "articleBody" or _names_say(class_and_id(node)) == _BODY
 
 
 #: A page whose best candidate scores less than this has little prose (a reference page of
@@ -573,6 +613,36 @@ def _main_landmark(best: Stats, stats: dict[int, Stats]) -> Stats:
     return best
 
 
+#: A candidate holding less than this share of the page's prose is one block of a document spread
+#: over many (a reference page's members, a few sentences each): the nearest element around it
+#: holding ``GATHERED`` of the prose, with at most ``GATHER_LINKS`` of link text, and a heading
+#: or a defined term for every ``HEADED_PART`` characters of text, is the content. (An article
+#: above a long discussion holds little of its page's prose too, but runs long between headings.)
+DISPERSED = 0.5
+GATHERED = 0.8
+GATHER_LINKS = 0.25
+HEADED_PART = 600
+
+
+def _gather(best: Stats, stats: dict[int, Stats], page_prose: float) -> Stats:
+    """The element around ``best`` that holds most of the page's prose, when ``best`` holds
+    little of it (:data:`DISPERSED`)."""
+    if best.prose >= DISPERSED * page_prose:
+        return best
+    node = best
+    while True:
+        parent = node.node.parent
+        up = stats.get(parent.mem_id) if parent is not None else None
+        if up is None or up.node.tag == "html":  # (a document written straight into <body> is all of it)
+            return best
+        if up.prose >= GATHERED * page_prose:
+            if up.link_density > GATHER_LINKS:
+                return best
+            heads = len(up.node.css("h2, h3, h4, h5, h6, dt"))
+            return up if heads >= 3 and up.text <= HEADED_PART * heads else best
+        node = up
+
+
 #: A parent scoring this share of its child's raw score or more, with little link text, holds
 #: more of the same document (the sections of a manual): :func:`_climb` takes it.
 PARENT_SCORE = 0.5
@@ -609,19 +679,49 @@ def _with_siblings(best: Stats, best_score: float, stats: dict[int, Stats]) -> l
     if parent is None:
         return [best.node]
     threshold = max(10.0, best_score * 0.2)
-    roots = []
-    for sibling in parent.iter():
-        if sibling.mem_id == best.node.mem_id:
-            roots.append(sibling)
+    sectioned = _is_section(best.node)
+    siblings = list(parent.iter())
+    # A document written flat (headings between its blocks, as texi2html and many manuals write it),
+    # or in sections: every block of it between the headings is the content, however short.
+    flat = sum(1 for sibling in siblings if sibling.tag in _SUBHEADINGS) >= 2
+    roots: list[LexborNode] = []
+    headings: list[LexborNode] = []  # kept when the block after them is
+    for sibling in siblings:
+        if (flat or sectioned) and sibling.tag in _SUBHEADINGS:
+            headings.append(sibling)
             continue
         s = stats.get(sibling.mem_id)
-        if s is None or s.text == 0:
+        if sibling.mem_id != best.node.mem_id and (s is None or s.text == 0):
             continue
-        if s.score and (s.score + _weight(s)) * (1 - s.link_density) >= threshold:
+        if _continues(sibling, s, best, threshold, flat or sectioned):
+            roots.extend(headings)
             roots.append(sibling)
-        elif sibling.tag == "p" and s.link_density < 0.25 and s.text > 80:
-            roots.append(sibling)
+        headings = []
     return roots
+
+
+def _continues(sibling: LexborNode, s: Stats, best: Stats, threshold: float, document: bool) -> bool:
+    if sibling.mem_id == best.node.mem_id:
+        return True
+    if document and sibling.tag in _DOCUMENT_BLOCKS and s.link_density < 0.25:
+        attrs = sibling.attributes
+        return not boilerplate_names(f"{attrs.get('class') or ''} #{attrs.get('id') or ''}".lower())
+    if s.score and (s.score + _weight(s)) * (1 - s.link_density) >= threshold:
+        return True
+    if sibling.tag == "p" and s.link_density < 0.25 and s.text > 80:
+        return True
+    return sibling.tag == "pre"  # a document's code, however short
+
+
+_SUBHEADINGS = frozenset({"h2", "h3", "h4", "h5", "h6"})
+_DOCUMENT_BLOCKS = frozenset({"p", "dl", "table", "pre", "ul", "ol", "blockquote", "div", "section"})
+
+
+def _is_section(node: LexborNode) -> bool:
+    """Whether an element is a section of a document (``<section>``, or a div so named)."""
+    if node.tag == "section":
+        return True
+    return node.tag == "div" and bool(_SECTION_CLASS.search(node.attributes.get("class") or ""))
 
 
 def is_boilerplate(node: LexborNode, content: MainContent, root_text: int) -> bool:
@@ -634,7 +734,7 @@ def is_boilerplate(node: LexborNode, content: MainContent, root_text: int) -> bo
     s = content.of(node)
     text = s.text if s is not None else 0
     if tag in NAVIGATION_TAGS and text < 0.5 * root_text:
-        return True
+        return not (tag == "aside" and _footnotes(node))
     if tag == "figcaption":
         return True
     names = class_and_id(node)
@@ -645,5 +745,28 @@ def is_boilerplate(node: LexborNode, content: MainContent, root_text: int) -> bo
         # is part of a definition or a table (a reference's "See also" links are its content).
         if s.link_density > 0.5 and s.text < 0.5 * root_text:
             parent = node.parent
-            return parent is None or parent.tag not in ("dd", "td", "th", "dt")
+            if parent is None:
+                return True
+            if parent.tag in ("dd", "td", "th", "dt") or _grid_cell(node, parent):
+                return False
+            # (a reference's signature: a table of names, some linked; not a figure, a table of links)
+            return tag == "figure" or s.link_density > 0.9 or node.css_first("table, pre, dl") is None
     return False
+
+
+def _footnotes(node: LexborNode) -> bool:
+    """Whether an ``<aside>`` holds the document's footnotes (Sphinx's, DPub-ARIA's)."""
+    attrs = node.attributes
+    return "footnote" in (attrs.get("class") or "") or (attrs.get("role") or "").startswith(("doc-footnote", "doc-endnote"))
+
+
+#: A class naming a table drawn with boxes (javadoc's ``summary-table``, a ``data-table``).
+_TABLE_CLASS = re.compile(r"(?:^|[\s_-])table(?:$|\s)", re.I)
+_CELL_ROLES = frozenset({"cell", "gridcell", "row", "rowheader", "columnheader", "table", "grid"})
+
+
+def _grid_cell(node: LexborNode, parent: LexborNode) -> bool:
+    """Whether a box is a cell of a table drawn with boxes (its links name a reference's members)."""
+    if node.attributes.get("role") in _CELL_ROLES or parent.attributes.get("role") in _CELL_ROLES:
+        return True
+    return bool(_TABLE_CLASS.search(parent.attributes.get("class") or ""))

@@ -73,6 +73,7 @@ class Renderer:
         self.headline = comparable(headline) if headline else None
         self.headline_seen = False
         self.blocks: list[Block] = []
+        self.definitions = 0  # how deep in definition lists: a definition's "1.2" is no page counter
 
     # -- output ------------------------------------------------------------
     def text(self) -> str:
@@ -123,6 +124,9 @@ class Renderer:
             inner_text: list[str] = []
             self._flow(child, inner_md, inner_text)
             inner = "".join(inner_text)
+            if tag not in INLINE and inner and not inner[-1].isspace():
+                inner += " "  # blocks read in a line (a table cell's list items) stay apart
+                inner_md.append(" ")
             text.append(inner)
             if not self.markdown:
                 continue
@@ -184,7 +188,7 @@ class Renderer:
         text = _trim_lines(text)
         if not text and not md.strip():
             return
-        if is_noise_block(text):
+        if not self.definitions and is_noise_block(text):
             return
         md = _trim_lines(md) if self.markdown else ""
         if md:
@@ -212,6 +216,8 @@ class Renderer:
                 self._add(md, text)
         elif tag == "pre":
             self._code(node)
+        elif tag == "div" and _is_listing(node):
+            self._listing(node)
         elif tag in ("ul", "ol"):
             self._list(node, tag == "ol", list_depth)
         elif tag == "blockquote":
@@ -260,6 +266,17 @@ class Renderer:
         fence = "````" if "```" in raw else "```"
         self.blocks.append(Block(f"{fence}{language}\n{raw}\n{fence}", raw))
 
+    def _listing(self, node: LexborNode) -> None:
+        """Code drawn a ``<div class="line">`` a line (Doxygen's), its line numbers left out."""
+        lines = []
+        for line in node.iter():
+            lines.append("".join(part.text(deep=True) for part in line.iter(include_text=True)
+                                 if part.tag == "-text" or (part.attributes.get("class") or "") != "lineno").rstrip())
+        raw = "\n".join(lines).strip("\n")
+        if raw.strip():
+            fence = "````" if "```" in raw else "```"
+            self.blocks.append(Block(f"{fence}\n{raw}\n{fence}", raw))
+
     def _list(self, node: LexborNode, ordered: bool, list_depth: int) -> None:
         """One block for the whole list: an item a line (its further blocks indented under it)."""
         number = 0
@@ -288,6 +305,13 @@ class Renderer:
             self.blocks.append(Block("\n".join(items_md), "\n".join(t for t in items_text if t)))
 
     def _definitions(self, node: LexborNode, list_depth: int) -> None:
+        self.definitions += 1
+        try:
+            self._terms(node, list_depth)
+        finally:
+            self.definitions -= 1
+
+    def _terms(self, node: LexborNode, list_depth: int) -> None:
         for child in node.iter():
             if self.skip(child):
                 continue
@@ -374,6 +398,16 @@ def _trim_lines(text: str) -> str:
 def _flat(node: LexborNode) -> bool:
     """Whether ``node`` holds inline content only."""
     return all(child.tag in INLINE for child in node.iter())
+
+
+def _is_listing(node: LexborNode) -> bool:
+    """Whether a ``<div>`` holds code a ``<div class="line">`` a line (Doxygen's fragments)."""
+    if node.attributes.get("class") != "fragment":
+        return False
+    first = node.child
+    while first is not None and first.tag in ("-text", "-comment"):
+        first = first.next
+    return first is not None and first.tag == "div" and first.attributes.get("class") == "line"
 
 
 def _owner_table(row: LexborNode) -> int | None:

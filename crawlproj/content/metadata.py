@@ -95,7 +95,9 @@ def _clean(value: object) -> str | None:
 
 
 #: What the metadata always reads, in one query.
-_ALWAYS_READ = 'meta[content], script[type="application/ld+json"], title, h1, link[rel~="canonical" i][href]'
+_ALWAYS_READ = ('meta[content], script[type="application/ld+json"], title, h1, link[rel~="canonical" i][href], '
+                '[itemprop="datePublished"], [itemprop="dateModified"]')
+_DATED = frozenset({"datePublished", "dateModified"})
 
 
 def _json_ld(scripts: list) -> dict:
@@ -145,7 +147,8 @@ def read_metadata(tree: LexborHTMLParser, page_url: str | None = None) -> Metada
     metas: dict[str, str] = {}
     scripts: list = []
     title_node = h1 = canonical_node = None
-    # One query for what is always read (each query walks the whole tree).
+    dated_nodes: dict[str, list] = {"datePublished": [], "dateModified": []}
+    # One query for all it reads (each query walks the whole tree).
     for node in tree.css(_ALWAYS_READ):
         tag = node.tag
         if tag == "meta":
@@ -155,6 +158,12 @@ def read_metadata(tree: LexborHTMLParser, page_url: str | None = None) -> Metada
             content = attrs.get("content")
             if name and content and content.strip() and name not in metas:
                 metas[name] = content
+            if attrs.get("itemprop") in _DATED:
+                dated_nodes[attrs["itemprop"]].append(node)
+        elif tag not in ("script", "title", "h1", "link"):
+            prop = node.attributes.get("itemprop")
+            if prop in _DATED:
+                dated_nodes[prop].append(node)
         elif tag == "script":
             scripts.append(node)
         elif tag == "title":
@@ -173,7 +182,7 @@ def read_metadata(tree: LexborHTMLParser, page_url: str | None = None) -> Metada
             found = iso_date(value if not isinstance(value, list) else (value or [None])[0])
             if found:
                 return found
-        for node in tree.css(f'[itemprop="{itemprop}"]'):
+        for node in dated_nodes[itemprop]:
             found = iso_date(node.attributes.get("datetime") or node.attributes.get("content") or node.text())
             if found:
                 return found
