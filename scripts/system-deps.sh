@@ -37,7 +37,8 @@ declare -A docs=([postgresql-doc-15]=/usr/share/doc/postgresql-doc-15/html/index
                  [awstats]=/usr/share/doc/awstats/html/awstats_faq.html
                  # documentation generators' content kept whole (tests/test_content.py)
                  [gettext-doc]=/usr/share/doc/gettext/gettext_5.html
-                 [apache2-doc]=/usr/share/doc/apache2-doc/manual/en/server-wide.html)
+                 [apache2-doc]=/usr/share/doc/apache2-doc/manual/en/server-wide.html
+                 [docutils-doc]=/usr/share/doc/docutils-doc/docs/user/smartquotes.html)
 for lang in de fr it ja ru; do
   docs[developers-reference-$lang]=/usr/share/doc/developers-reference-$lang/docs/index.html
 done
@@ -56,13 +57,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 # Files taken out of packages without installing them, their dependencies or their size being
-# large (TeX Live's documentation pulls 170 MB of TeX Live; the JDK's API reference is 276 MB):
+# large (TeX Live's documentation pulls 170 MB of TeX Live; the JDK's, GHC's and GTK's API
+# references are 276, 280 and 75 MB):
 # sandbox.pdfs.ACCENT_PDFS and tests/test_content.py's javadoc pages, as sandbox.docsites.extracted does.
 cache=${CRAWLPROJ_DEB_CACHE:-$HOME/.cache/crawlproj/debs}
 javadoc=/usr/share/doc/openjdk-17-jre-headless/api
 declare -A extract=([texlive-lang-polish]=/usr/share/doc/texlive-doc/latex/przechlewski-book/wkmgr1.pdf
                     [texlive-lang-german]=/usr/share/doc/texlive-doc/generic/german/gerdoc.pdf
-                    [openjdk-17-doc]="$javadoc/java.desktop/javax/swing/ButtonGroup.html $javadoc/java.base/java/time/temporal/ValueRange.html")
+                    [openjdk-17-doc]="$javadoc/java.desktop/javax/swing/ButtonGroup.html $javadoc/java.base/java/time/temporal/ValueRange.html"
+                    [ghc-doc]=/usr/share/doc/ghc-doc/html/libraries/ghc-prim-0.7.0/GHC-Types.html
+                    [libgtk-4-doc]=/usr/share/doc/libgtk-4-doc/gtk4/vfunc.Widget.keynav_failed.html)
 for pkg in "${!extract[@]}"; do
   paths=()
   for path in ${extract[$pkg]}; do

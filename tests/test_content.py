@@ -187,3 +187,26 @@ def test_a_summary_table_drawn_with_boxes_keeps_its_linked_names():
     # each method is named in the summary table (a box of one link a cell) and again in its details
     for name in ("add(AbstractButton b)", "getButtonCount()", "setSelected(ButtonModel m, boolean b)"):
         assert text.count(name) == 2, name
+
+
+#: Reference pages whose members are boxes of one kind (Haddock's declarations), a section's
+#: blocks beside its description (gi-docgen's declaration and arguments), and sections inside
+#: sections (docutils'): the whole document is the content, not its best-scoring part.
+MEMBER_PAGES = [
+    ("ghc-doc", "/usr/share/doc/ghc-doc/html/libraries/ghc-prim-0.7.0/GHC-Types.html",
+     ("data Bool", "data RuntimeRep", "TrNameS", "data Multiplicity")),
+    ("libgtk-4-doc", "/usr/share/doc/libgtk-4-doc/gtk4/vfunc.Widget.keynav_failed.html",
+     ("gboolean keynav_failed", "Direction of focus movement")),
+    (None, "/usr/share/doc/docutils-doc/docs/user/smartquotes.html",
+     ("Why You Might Not Want to Use", "Escaping", "Localization", "'Afrikaans' quotes")),
+]
+
+
+@pytest.mark.parametrize("package, path, phrases", MEMBER_PAGES, ids=[p.rsplit("/", 1)[1] for _, p, _ in MEMBER_PAGES])
+def test_a_reference_page_is_read_whole(package, path, phrases):
+    from sandbox import docsites
+
+    page = docsites.extracted(package, path) if package else Path(path)
+    text = " ".join(extract_content(page.read_bytes(), "utf-8", url="http://docs.test/").text.split())
+    missing = [phrase for phrase in phrases if phrase not in text]
+    assert not missing, missing

@@ -647,6 +647,9 @@ def _gather(best: Stats, stats: dict[int, Stats], page_prose: float) -> Stats:
 #: more of the same document (the sections of a manual): :func:`_climb` takes it.
 PARENT_SCORE = 0.5
 PARENT_LINKS = 0.05
+#: A document's blocks have at most this share of link text, its sections this (its references).
+DOCUMENT_LINKS = 0.25
+SECTION_LINKS = 0.5
 
 
 def _climb(best: Stats, stats: dict[int, Stats], strong: bool = False) -> Stats:
@@ -669,6 +672,9 @@ def _climb(best: Stats, stats: dict[int, Stats], strong: bool = False) -> Stats:
                 and extra_links <= PARENT_LINKS * extra:
             node = up
             continue
+        if not strong and up.link_density <= DOCUMENT_LINKS and _is_section(node.node) and _is_section(up.node):
+            node = up  # a section of a section: the same document
+            continue
         return node
 
 
@@ -679,11 +685,17 @@ def _with_siblings(best: Stats, best_score: float, stats: dict[int, Stats]) -> l
     if parent is None:
         return [best.node]
     threshold = max(10.0, best_score * 0.2)
-    sectioned = _is_section(best.node)
+    sectioned = _is_section(best.node) or parent.tag == "section"  # (a section's blocks: one document)
     siblings = list(parent.iter())
     # A document written flat (headings between its blocks, as texi2html and many manuals write it),
     # or in sections: every block of it between the headings is the content, however short.
     flat = sum(1 for sibling in siblings if sibling.tag in _SUBHEADINGS) >= 2
+    # A reference's members, one box each of one kind (Haddock's declarations): all of them.
+    kind = best.node.attributes.get("class")
+    members = [sibling for sibling in siblings if sibling.tag == best.node.tag] if kind else []
+    members = {m.mem_id for m in members if m.attributes.get("class") == kind} if len(members) >= MEMBERS else set()
+    if len(members) < MEMBERS:
+        members = set()
     roots: list[LexborNode] = []
     headings: list[LexborNode] = []  # kept when the block after them is
     for sibling in siblings:
@@ -693,7 +705,10 @@ def _with_siblings(best: Stats, best_score: float, stats: dict[int, Stats]) -> l
         s = stats.get(sibling.mem_id)
         if sibling.mem_id != best.node.mem_id and (s is None or s.text == 0):
             continue
-        if _continues(sibling, s, best, threshold, flat or sectioned):
+        if sibling.mem_id in members and s.link_density < MEMBER_LINKS:
+            roots.extend(headings)
+            roots.append(sibling)
+        elif _continues(sibling, s, best, threshold, flat or sectioned):
             roots.extend(headings)
             roots.append(sibling)
         headings = []
@@ -703,7 +718,8 @@ def _with_siblings(best: Stats, best_score: float, stats: dict[int, Stats]) -> l
 def _continues(sibling: LexborNode, s: Stats, best: Stats, threshold: float, document: bool) -> bool:
     if sibling.mem_id == best.node.mem_id:
         return True
-    if document and sibling.tag in _DOCUMENT_BLOCKS and s.link_density < 0.25:
+    if document and sibling.tag in _DOCUMENT_BLOCKS and (
+            s.link_density < DOCUMENT_LINKS or (s.link_density < SECTION_LINKS and _is_section(sibling))):
         attrs = sibling.attributes
         return not boilerplate_names(f"{attrs.get('class') or ''} #{attrs.get('id') or ''}".lower())
     if s.score and (s.score + _weight(s)) * (1 - s.link_density) >= threshold:
@@ -713,6 +729,10 @@ def _continues(sibling: LexborNode, s: Stats, best: Stats, threshold: float, doc
     return sibling.tag == "pre"  # a document's code, however short
 
 
+#: Siblings of the best candidate's tag and class, this many or more, are a reference's members
+#: (with less than this share of link text: a member's signature links its types).
+MEMBERS = 5
+MEMBER_LINKS = 0.8
 _SUBHEADINGS = frozenset({"h2", "h3", "h4", "h5", "h6"})
 _DOCUMENT_BLOCKS = frozenset({"p", "dl", "table", "pre", "ul", "ol", "blockquote", "div", "section"})
 
