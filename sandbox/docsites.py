@@ -50,8 +50,16 @@ WIDE_SITES = SITES + (
     DocSite("ghc.docs.test", "ghc-doc", "/usr/share/doc/ghc-doc/html"),
     DocSite("gtk4.docs.test", "libgtk-4-doc", "/usr/share/doc/libgtk-4-doc", "/gtk4/index.html"),
 )
+#: Shapes none of the others have: the Rust standard library's rustdoc reference (32,000 pages),
+#: the Apache manual in eleven languages and their charsets (links made for content negotiation,
+#: which a static server answers with 404) and LilyPond's manuals (pages of 4-7 MB, dead links).
+OTHER_SITES = (
+    DocSite("rust.docs.test", "rust-doc", "/usr/share/doc/rust-doc/html"),
+    DocSite("apache.docs.test", "apache2-doc", "/usr/share/doc/apache2-doc/manual"),
+    DocSite("lilypond.docs.test", "lilypond-doc-html", "/usr/share/doc/lilypond/html"),
+)
 #: The site mixes the benches take by name (``--sites``).
-SITE_SETS = {"default": SITES, "long": LONG_SITES, "wide": WIDE_SITES}
+SITE_SETS = {"default": SITES, "long": LONG_SITES, "wide": WIDE_SITES, "other": OTHER_SITES}
 #: Small packages the test suite reads real pages from (``scripts/system-deps.sh`` installs them).
 TEST_SITES = (SITES[0], SITES[4])
 #: About 1,750 pages for the test suite's memory crawl (``scripts/system-deps.sh`` installs them).
