@@ -12,9 +12,13 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from sandbox.harness import PROJECT_DIR
 from sandbox.servers import ScrapydServer
 from crawlproj.store.merge import merge_shards
+
+pytestmark = pytest.mark.slow
 
 BIN = Path(sys.executable).parent
 

@@ -69,6 +69,7 @@ def test_bad_values_name_the_setting(name, value):
     assert exc.value.name == name and name in str(exc.value)
 
 
+@pytest.mark.slow  # a crawl process (refused before crawling)
 def test_crawl_with_bad_setting_fails_before_crawling(tmp_path):
     for setting, fragment in (("PROFILE=distributedd", "unknown profile"), ("STORE_BATCH_SIZE=-5", "must be >= 1"),
                               ("MIN_INTERVALL=1", "unknown setting; did you mean MIN_INTERVAL?")):
@@ -81,6 +82,7 @@ def test_crawl_with_bad_setting_fails_before_crawling(tmp_path):
         assert "Traceback" not in proc.stderr and "Spider opened" not in proc.stderr
 
 
+@pytest.mark.slow  # crawl processes (refused before crawling)
 @pytest.mark.parametrize("args, fragment", [
     (["web", "-a", "seeds=/no/such/seeds.txt"], "seeds file /no/such/seeds.txt: No such file or directory"),
     (["site"], "the site spider needs -a url="),

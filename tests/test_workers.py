@@ -3,7 +3,11 @@
 import sqlite3
 import subprocess
 
+import pytest
+
 from sandbox.harness import run_crawl
+
+pytestmark = pytest.mark.slow
 
 INTERVAL = 0.2
 
