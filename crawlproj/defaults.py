@@ -302,7 +302,6 @@ DOWNLOAD_MAX_HEADER_BYTES: number(int, 0) = 256 * 1024
 SCRAPER_SLOT_MAX_ACTIVE_SIZE: number(int, 0) = 24 * 1024 * 1024
 #: Redirects followed for one URL; a loop ends here and is stored as a fetch error.
 REDIRECT_MAX_TIMES: number(int, 0) = 10
-#: Keep non-2xx responses: their status is part of the archive.
 #: A host's robots.txt is fetched again after this many seconds (the Waseda crawler: 24 h drew
 #: complaints, 6 h did not). A 5xx or unreachable robots.txt is asked again sooner.
 ROBOTSTXT_TTL: number(float, 0) = 6 * 3600.0

@@ -212,3 +212,15 @@ def test_an_unknown_setting_on_the_command_line_is_refused_and_known_ones_are_no
     settings.set("CONCURENT_REQUESTS", 8, priority="cmdline")
     with pytest.raises(SettingsError, match="did you mean CONCURRENT_REQUESTS"):
         validate(settings)
+
+
+def test_a_misspelt_setting_of_crawlprojs_own_prefixes_is_refused_and_other_extensions_pass():
+    from crawlproj.config import validate
+
+    settings = project_settings(REDIS_PARAMS={}, REDIS_START_URLS_KEY="k", PLAYWRIGHT_SOMETHING_NEW=1)
+    for name in ("REDIS_PARAMS", "REDIS_START_URLS_KEY", "PLAYWRIGHT_SOMETHING_NEW"):
+        settings.set(name, settings.get(name), priority="cmdline")
+    validate(settings)  # scrapy-redis's, and a name no one here could have meant
+    settings.set("REDIS_POP_BACH", 32, priority="cmdline")
+    with pytest.raises(SettingsError, match="did you mean REDIS_POP_BATCH"):
+        validate(settings)
