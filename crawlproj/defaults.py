@@ -16,7 +16,7 @@ from crawlproj.checks import (ai_uses, boolean, handlers, chromium, cidr_list, c
                               exporters, export_fields, feeds, fraction,
                               fraction_or_one, host_resolve, int_list, interval_pair, non_empty, number, port,
                               prioritizer, probability, readable_file, redis_url, regex_list, revisit_range,
-                              store_uri, string_list, text, token, unit_interval)
+                              requisite_kinds, store_uri, string_list, text, token, unit_interval)
 from scrapy.settings import default_settings as _scrapy_defaults
 
 #: Scrapy's project name; also the product token of crawlproj's default User-Agent.
@@ -31,7 +31,7 @@ COMMANDS_MODULE: non_empty = "crawlproj.commands"
 #: crawlproj's page filter: stored pages only, one record each.
 ADDONS: components = {"crawlproj.profiles.ProfileAddon": 0, "crawlproj.exports.feeds.PageFeeds": 10}
 
-#: Which profile of the project's settings/ to apply (local, sandbox, distributed, incremental).
+#: Which profile of the project's settings/ to apply (local, sandbox, distributed, incremental, archive).
 PROFILE: non_empty = "local"
 
 # -- identity ----------------------------------------------------------------
@@ -564,10 +564,31 @@ WARC_DIR: text = ""
 WARC_PREFIX: non_empty = "crawlproj"
 #: A WARC file is closed and a new one started once it passes this many bytes.
 WARC_MAX_BYTES: number(int, 4096) = 1 << 30
+#: Write each page's outlinks in a metadata record beside its response, as Heritrix does
+#: ("outlink: URL L a/@href" a line), for tools that rebuild the link graph from the WARC alone.
+WARC_OUTLINKS: boolean = False
 #: The payload-digest index (each payload's first capture: a later identical payload, at
 #: any URL, in any crawl into this store, is written as a revisit record pointing at it).
 #: Empty: beside the store (data/crawl.db -> data/crawl.digests.db).
 WARC_DIGEST_INDEX: text = ""
+#: Fetch and archive each HTML page's requisites: its stylesheets (and their @import and url()
+#: targets: fonts, background images), scripts, images, icons, iframes and video posters, through
+#: the frontier like any request (politeness, robots.txt, address safety, the URL-seen filter), as
+#: response or revisit records, never stored as pages (docs/archiving.md). Off by default: a search
+#: index or a study of text does not need them and each costs a fetch in its host's interval; the
+#: archive profile turns it on.
+REQUISITES_ENABLED: boolean = False
+#: Which kinds of requisite are fetched.
+REQUISITES_TYPES: requisite_kinds = ["stylesheet", "script", "image", "icon", "iframe", "media", "font"]
+#: Requisites taken from one page (or one stylesheet), at most, in document order. 0: no bound.
+REQUISITES_MAX_PER_PAGE: number(int, 0) = 150
+#: Requisites fetched from one host over the crawl, at most. 0: no bound.
+REQUISITES_MAX_PER_HOST: number(int, 0) = 20_000
+#: A requisite's body, at most (bytes): a larger one is cut and counted (requisites/too_large).
+REQUISITES_MAX_BYTES: number(int, 1) = 8 * 1024 * 1024
+#: Fetch requisites on hosts other than the page's (a CDN's stylesheet, a font service), still
+#: within ALLOWED_DOMAINS and ALLOWED_SUFFIXES; off: the page's own host only.
+REQUISITES_OTHER_HOSTS: boolean = True
 #: Package the crawl as a WACZ (WARC files, CDXJ index, pages list, datapackage) when it
 #: closes, as `scrapy wacz` does (crawlproj.store.wacz). Off: indexing a large archive takes a while.
 WACZ_ON_CLOSE: boolean = False
