@@ -81,7 +81,8 @@ SLOW_MODULES = {"test_benches", "test_memory", "test_scrapyd", "test_render_apps
                 "test_workers", "test_archive_output", "test_exports_crawl", "test_content_crawl",
                 "test_revisit_crawl", "test_resume", "test_distributed_crawl", "test_render_crawl",
                 "test_hostile_crawl", "test_web_standards_crawl", "test_frontier_crawl", "test_ordering_crawl",
-                "test_dashboard", "test_render", "test_servers", "test_encodings", "test_offload", "test_stalls"}
+                "test_dashboard", "test_render", "test_servers", "test_encodings", "test_offload", "test_stalls",
+                "test_changes_crawl"}
 #: Tests whose crawls are judged against the wall clock the crawl shares with its server (gaps
 #: between fetches, gaps after answers cut off by a timeout, renders given up after a timeout,
 #: workers joining a crawl in time, an opt-out list read mid-crawl): on a machine loaded by

@@ -4,12 +4,23 @@ noise (a timestamp, a counter, a shuffled list of related links, a session token
 
 from __future__ import annotations
 
+import json
 import re
+import threading
+import xml.etree.ElementTree as ET
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from crawlproj.changes.atom import atom_feed
 from crawlproj.changes.classify import Snapshot, compare, markdown_links, normalise_line
+from crawlproj.changes.pipeline import console_line
+from crawlproj.changes.watches import check_selector, parse_duration, selection
+from crawlproj.changes.webhooks import SIGNATURE_HEADER, WebhookSender, backoff, verify
+from crawlproj.commands.changes import parse_since
+from crawlproj.console import progress_line
+from crawlproj.store.changes import ChangeRecord
 from crawlproj.content.extraction import extract_content
 
 PAGES = {
@@ -194,3 +205,75 @@ def test_noise_normalises_alike(line, same_as):
 ])
 def test_content_numbers_stay(line, other):
     assert normalise_line(line) != normalise_line(other)
+
+
+# -- telling people: webhooks, the Atom feed, the console ---------------------------------------
+class _Hook(BaseHTTPRequestHandler):
+    status = 500
+    bodies: list = []
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        _Hook.bodies.append((self.headers.get(SIGNATURE_HEADER), body))
+        self.send_response(_Hook.status)
+        self.end_headers()
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_a_webhook_that_keeps_failing_is_retried_then_dead_lettered(tmp_path):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _Hook.status, _Hook.bodies = 500, []
+    dead = tmp_path / "dead.jsonl"
+    sender = WebhookSender([f"http://127.0.0.1:{server.server_port}/"], "k3y", retries=2, base=0.01, timeout=5,
+                           deadletter_file=str(dead))
+    assert not sender.deliver(f"http://127.0.0.1:{server.server_port}/", {"id": "c1", "url": "http://a/"})
+    assert len(_Hook.bodies) == 3 and all(verify("k3y", body, sig) for sig, body in _Hook.bodies)
+    letter = json.loads(dead.read_text())
+    assert letter["payload"]["id"] == "c1" and "500" in letter["error"]
+    _Hook.status = 200
+    assert sender.deliver(f"http://127.0.0.1:{server.server_port}/", {"id": "c2"})
+    sender.close()
+    server.shutdown()
+    assert backoff(1, 2.0) == 2.0 and backoff(3, 2.0) == 8.0
+
+
+def _record(url="http://docs.test/a.html", meaningful=True, at=1_795_000_000.0):
+    return ChangeRecord("id1", url, at, at - 60, "w.warc.gz", 10, "w.warc.gz", 0, meaningful, "text", 0.9, 1, 1,
+                        "A", "A", (), ("http://x/",), False, "--- a\n+++ b\n-old line\n+new line")
+
+
+def test_atom_feed_lists_changes_with_their_diff():
+    feed = ET.fromstring(atom_feed([_record()], "http://127.0.0.1:1/changes.atom?token=t"))
+    ns = {"a": "http://www.w3.org/2005/Atom"}
+    entry = feed.find("a:entry", ns)
+    assert entry.find("a:link", ns).get("href") == "http://docs.test/a.html"
+    assert "+new line" in entry.find("a:content", ns).text and entry.find("a:updated", ns).text.endswith("Z")
+    assert "links removed: http://x/" in entry.find("a:summary", ns).text
+
+
+def test_the_progress_line_of_an_incremental_crawl_counts_revisits_apart_and_says_what_is_due():
+    stats = {"store/pages": 30, "revisit/visits": 22, "revisit/tracked": 11, "revisit/not_modified": 20,
+             "revisit/changed": 2, "changes/meaningful": 1, "revisit/short_term": 11, "revisit/next_due_in": 75,
+             "frontier/estimate_seconds": 0}
+    line = progress_line(stats, 60, 0, incremental=True)
+    assert line.startswith("8 pages") and "11 URLs tracked, 22 revisits (20 not modified, 2 changed, 1 meaningful" \
+        in line and "the next in 1 min 15 s" in line and "done about" not in line
+    assert "done about" in progress_line(stats, 60, 0)
+    assert console_line(_record()).startswith("changed: http://docs.test/a.html (text; 90% alike")
+
+
+def test_watch_selection_and_durations():
+    html = page("python")
+    snap_ = selection(html, "http://docs.test/library/json.html", css="div.body h1")
+    assert snap_.text.startswith("json") and snap_.title.startswith("json")
+    assert selection(html, "http://docs.test/", xpath="//title/text()").text.startswith("json")
+    assert parse_duration("15m") == 900 and parse_duration("1h30m") == 5400 and parse_duration("90") == 90
+    with pytest.raises(ValueError):
+        parse_duration("soon")
+    with pytest.raises(ValueError):
+        check_selector("div[", None)
+    assert parse_since("2026-11-27T00:00") == 1_795_737_600
+    assert parse_since("2h", now=10_000.0) == 2_800.0
