@@ -37,6 +37,9 @@ HEADROOM = 1.1
 LASTMODS_KEPT = 1_000_000
 #: Pages the priors are fitted to at each replan, at most.
 PRIOR_SAMPLE = 5000
+#: A watched page falls due this share of its watch's interval after its visit: the frontier's
+#: queueing (a revisit goes out a little after it is due) then still fits within the interval asked.
+WATCH_EARLY = 0.9
 #: Statuses that mean a page is gone: it leaves the revisit queue.
 GONE = (404, 410)
 
@@ -227,10 +230,11 @@ class RevisitPipeline:
     def _watched(self, state: UrlState) -> UrlState:
         """A watched page's state revisited at least as often as its watch asks (``--every``)."""
         watch = self.watches.get(state.url)
-        if watch is None or not watch.every or state.interval <= watch.every:
+        if watch is None or not watch.every or state.interval <= watch.every * WATCH_EARLY:
             return state
-        return replace(state, interval=watch.every, rule="watch",
-                       next_due=min(state.next_due, state.history.last_access + watch.every))
+        interval = watch.every * WATCH_EARLY
+        return replace(state, interval=interval, rule="watch",
+                       next_due=min(state.next_due, state.history.last_access + interval))
 
     def _apply_watches(self) -> None:
         """Pages watched since the last commit, or watched more often: rescheduled now."""
@@ -300,7 +304,7 @@ class RevisitPipeline:
             s = states[url]
             watch = self.watches.get(url)
             if watch is not None and watch.every:  # a watch's interval is the user's: never stretched past it
-                interval = min(interval, watch.every)
+                interval = min(interval, watch.every * WATCH_EARLY)
             self.queue.put(replace(s, interval=interval, planned=s.plan, next_due=s.history.last_access + interval,
                                    rule="stretched"))
         for url in dropped:
