@@ -414,6 +414,7 @@ ITEM_PIPELINES: components = {
     "crawlproj.content.pipeline.NearDuplicatePipeline": 300,
     "crawlproj.revisit.pipeline.RevisitPipeline": 400,
     "crawlproj.store.archive.ArchivePipeline": 500,
+    "crawlproj.changes.pipeline.ChangePipeline": 600,
     "crawlproj.store.pipeline.StorePipeline": 800,
 }
 
@@ -700,6 +701,24 @@ REVISIT_HORIZON: number(float, 0, inclusive=False) = 86400.0
 REVISIT_SHORT_TERM_MAX: number(int, 1) = 1_000_000
 REVISIT_REFRESH_SECONDS: number(float, 0, inclusive=False) = 1.0
 REVISIT_IN_FLIGHT_TIMEOUT: number(float, 0, inclusive=False) = 3600.0
+
+# -- changes and watches (crawlproj.changes, docs/watching.md) -------------------
+#: Record what each revisit that finds new content changed (the store's changes table: main-text
+#: diff, similarity, links, title; meaningful or noise), log a line per meaningful change and
+#: send it to WEBHOOK_URLS. Off: revisits only reschedule.
+CHANGES_ENABLED: boolean = True
+#: Real seconds between readings of the store's watches (`scrapy watch add` while a crawl runs).
+WATCH_REFRESH_SECONDS: number(float, 0) = 5.0
+#: Addresses each meaningful change is POSTed to as JSON (crawlproj.changes.webhooks).
+WEBHOOK_URLS: string_list = []
+#: The shared secret the body is signed with (HMAC-SHA256, header X-Crawlproj-Signature); empty: unsigned.
+WEBHOOK_SECRET: text = ""
+#: Attempts after the first, the first retry WEBHOOK_BACKOFF seconds later, doubled each time;
+#: then the delivery is dead-lettered in WEBHOOK_DEADLETTER_FILE (empty: <store>.webhooks-failed.jsonl).
+WEBHOOK_RETRIES: number(int, 0) = 5
+WEBHOOK_BACKOFF: number(float, 0) = 2.0
+WEBHOOK_TIMEOUT: number(float, 0, inclusive=False) = 10.0
+WEBHOOK_DEADLETTER_FILE: text = ""
 
 # -- the live dashboard (crawlproj.dashboard) --------------------------------
 #: Serve a live page of the crawl from the crawl process.
