@@ -28,7 +28,7 @@ def available_profiles() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(getattr(package, "__path__", [])))
 
 
-def _name_worker(settings: BaseSettings) -> None:
+def name_worker(settings: BaseSettings) -> None:
     """Fill in ``WORKER_ID`` once per process and put it where ``{worker}`` appears (a
     distributed worker's store and WARC shard are named after it)."""
     from .distributed.connection import new_worker_id
@@ -61,7 +61,7 @@ class ProfileAddon:
         for key in dir(module):
             if key.isupper():
                 settings.set(key, getattr(module, key), priority="project")
-        _name_worker(settings)
+        name_worker(settings)
         validate(settings)
         lower_page_outcomes()
         if _applied.get(name) is None:  # the crawl command checks the settings first: say it once
