@@ -79,3 +79,11 @@ def test_the_frontier_scheduler_alone_names_what_it_needs():
 def test_importing_the_defaults_brings_no_project_of_crawlprojs():
     names = {k for k in dir(defaults) if k.isupper()}
     assert not names & {"COMMANDS_MODULE", "PROFILE", "ADDONS", "BOT_NAME", "SPIDER_MODULES", "NEWSPIDER_MODULE"}
+
+
+def test_the_projects_download_delay_becomes_the_frontiers_interval():
+    s = foreign(DOWNLOAD_DELAY=1).settings  # as scrapy startproject writes it
+    assert s.getfloat("MIN_INTERVAL") == 1.0 and s.getfloat("DOWNLOAD_DELAY") == 0
+    s = foreign(DOWNLOAD_DELAY=1, MIN_INTERVAL=0.25).settings
+    assert s.getfloat("MIN_INTERVAL") == 0.25 and s.getfloat("DOWNLOAD_DELAY") == 0
+    assert foreign().settings.getfloat("MIN_INTERVAL") == defaults.MIN_INTERVAL

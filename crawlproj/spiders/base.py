@@ -174,8 +174,11 @@ class CrawlSpiderBase(scrapy.Spider):
     scope: Scope
     sitemap: str | None = None  # -a sitemap=URL[,URL...]: sitemaps to read at the start
 
-    def _init_from_settings(self) -> None:
-        s = self.crawler.settings
+    def _init_from_settings(self) -> Any:
+        """Read the settings the spider keeps; returns them (as the crawl will have them)."""
+        from ..addon import effective_settings
+
+        s = effective_settings(self.crawler.settings)  # (the add-on's are not applied yet)
         self.session_params = tuple(s.getlist("SESSION_ID_PARAMS"))
         self.max_url_length = s.getint("URL_MAX_LENGTH")
         self.follow_nofollow = s.getbool("FOLLOW_NOFOLLOW")
@@ -198,6 +201,7 @@ class CrawlSpiderBase(scrapy.Spider):
         self.max_links = s.getint("MAX_LINKS_PER_PAGE")
         self._closing_since: float | None = None
         self.crawler.signals.connect(self.backlog_test, signal=crawl_signals.fetch_backlog_test)
+        return s
 
     def exhausted(self, request: scrapy.Request, url: str, kind: str, error: str) -> None:
         """Announce a request whose retries ran out on a transient failure (the dead-letter queue keeps it)."""

@@ -54,8 +54,7 @@ class WebSpider(CrawlSpiderBase):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> WebSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider._init_from_settings()
-        s = crawler.settings
+        s = spider._init_from_settings()
         spider.seed_files = spider.seed_files or s.get("SEEDS_FILE")
         spider.scope = Scope(
             domains=tuple(s.getlist("ALLOWED_DOMAINS")),
