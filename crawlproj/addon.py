@@ -104,12 +104,14 @@ class Crawlproj:
         _delay_as_interval(settings)
         apply_defaults(settings)
         from .exports.feeds import PageFeeds
+        from .extras import adapt as adapt_to_extras
         from .frontier.scheduler import require_partners
         from .log_levels import lower_page_outcomes
         from .profiles import name_worker
 
         PageFeeds().update_settings(settings)
         name_worker(settings)
+        adapt_to_extras(settings)
         # The project's own -s names are its business: only crawlproj's settings are checked.
         validate(settings, (defaults,), unknown=False)
         require_partners(settings)
