@@ -81,7 +81,8 @@ SLOW_MODULES = {"test_benches", "test_memory", "test_scrapyd", "test_render_apps
                 "test_workers", "test_archive_output", "test_exports_crawl", "test_content_crawl",
                 "test_revisit_crawl", "test_resume", "test_distributed_crawl", "test_render_crawl",
                 "test_hostile_crawl", "test_web_standards_crawl", "test_frontier_crawl", "test_ordering_crawl",
-                "test_dashboard", "test_render", "test_servers", "test_encodings", "test_offload", "test_stalls"}
+                "test_dashboard", "test_render", "test_servers", "test_encodings", "test_offload", "test_stalls",
+                "test_package"}
 #: Tests whose crawls are judged against the wall clock the crawl shares with its server (gaps
 #: between fetches, gaps after answers cut off by a timeout, renders given up after a timeout,
 #: workers joining a crawl in time, an opt-out list read mid-crawl): on a machine loaded by
@@ -92,7 +93,7 @@ SLOW_MODULES = {"test_benches", "test_memory", "test_scrapyd", "test_render_apps
 #: test stops each crawl on the server's record of visits, not after so many seconds.)
 #: Whole modules so judged; in test_politeness, test_frontier_crawl and test_ordering_crawl only
 #: the tests marked `serial` are (the others judge lower bounds, counts and orders a load cannot break).
-SERIAL_MODULES = {"test_distributed_crawl", "test_render_crawl", "test_hostile_crawl"}
+SERIAL_MODULES = {"test_distributed_crawl", "test_render_crawl", "test_hostile_crawl", "test_package"}
 #: The modules whose tests take longest (ten seconds or more on a loaded machine), longest
 #: first, run first: four processes taking one test at a time then end together on short tests,
 #: instead of one finishing a long test alone at the end (20 s of one busy core, measured).
@@ -100,7 +101,8 @@ LONGEST_FIRST = ("test_benches", "test_render_apps", "test_memory", "test_revisi
                  "test_documents", "test_operations", "test_scrapyd", "test_first_hour", "test_report_languages",
                  "test_dashboard", "test_web_standards_crawl", "test_report", "test_archive_output",
                  "test_exports_crawl", "test_crawl",
-                 "test_hostile_crawl", "test_render_crawl", "test_distributed_crawl")  # (these three: serial)
+                 "test_package", "test_hostile_crawl", "test_render_crawl",
+                 "test_distributed_crawl")  # (these four: serial)
 #: The one crawl the fast tier keeps: the web spider over the sandbox, end to end.
 FAST_CRAWL = "test_web_crawl_stores_every_reachable_page_once_and_the_exact_link_graph"
 

@@ -25,9 +25,9 @@ from ..content.robots_directives import header_directives
 from ..content.sitemaps import read_sitemap
 from ..content.types import content_family
 from ..engine_state import engine_closing
+from ..fetch_errors import error_kind as _error_kind
 from ..items import FetchError, PageItem, SitemapUrls, Skipped
 from ..downloadermiddlewares.ai_signals import RESERVED as AI_USE_RESERVED
-from ..downloadermiddlewares.redirects import LOOP as REDIRECT_LOOP
 from ..scope import Scope
 from ..stalls import TurnTaker, WorkGate
 from ..urls import InvalidURL, LinkCanonicalizer, canonicalize, host_of
@@ -64,45 +64,6 @@ def sitemap_arg(value: str | None, session_params: tuple[str, ...] = (), max_len
         except InvalidURL as exc:
             raise BadInput(f"-a sitemap={raw!r} is not a crawlable http(s) URL ({exc.reason})") from None
     return urls
-
-
-def _error_kind(failure: Failure) -> str:
-    exc = failure.value
-    name = type(exc).__name__
-    kinds = {
-        "DNSLookupError": "dns",
-        "TimeoutError": "timeout",
-        "TCPTimedOutError": "timeout",
-        "ConnectionRefusedError": "connection_refused",
-        "ConnectionLost": "connection_lost",
-        "ConnectionDone": "connection_lost",
-        "ResponseNeverReceived": "connection_lost",
-        "ResponseFailed": "receive",
-        "IgnoreRequest": "ignored",
-        "AddressRefused": "address_refused",
-        # Scrapy 2.13+ wraps the Twisted errors in its own exceptions.
-        "CannotResolveHostError": "dns",
-        "DownloadTimeoutError": "timeout",
-        "DownloadConnectionRefusedError": "connection_refused",
-        "DownloadFailedError": "receive",
-        "ResponseDataLossError": "receive",
-        # Scrapy's HTTP handler cancels a download for one reason only: a body over
-        # DOWNLOAD_MAXSIZE, announced (a message naming the max size) or found mid-stream
-        # (no message at all).
-        "DownloadCancelledError": "too_large",
-        "CancelledError": "too_large",
-    }
-    if name == "IgnoreRequest" and str(exc) == "max redirections reached":
-        return "redirect_limit"
-    if name == "IgnoreRequest" and str(exc).startswith(REDIRECT_LOOP):
-        return "redirect_loop"
-    # A render's timeout: crawlproj's own, or Playwright's ("Timeout 30000ms exceeded.", which
-    # the size test below would read as too_large).
-    if name == "RenderTimeout" or (name == "TimeoutError" and type(exc).__module__.startswith("playwright")):
-        return "render_timeout"
-    if "maxsize" in str(exc).lower() or "max size" in str(exc).lower() or "exceeded" in str(exc).lower():
-        return "too_large"
-    return kinds.get(name, name.lower())
 
 
 class SeenTexts:
