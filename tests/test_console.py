@@ -28,3 +28,21 @@ def test_the_summary_counts_robots_txt_failures_as_errors():
     lines = summary_lines(stats, 10.0, "sqlite:///data/crawl.db", None)
     assert "  errors: 1,092 (robots.txt dns 1,090, http_404 2)" in lines
     assert ", 1,092 errors" in progress_line(stats, 10.0, 0.0)
+
+
+def test_a_misspelt_spider_argument_is_refused_naming_the_one_meant():
+    from crawlproj.errors import BadInput
+    from crawlproj.spiders.site import SiteSpider
+    from crawlproj.spiders.web import WebSpider
+
+    with pytest.raises(BadInput, match=r"^-a seed= is not an argument of the web spider; did you mean -a seeds=\?$"):
+        WebSpider(seed="my-seeds.txt")
+    with pytest.raises(BadInput, match=r"-a max_page= is not an argument of the site spider; did you mean -a max_pages="):
+        SiteSpider(url="https://example.org/", max_page="3")
+    WebSpider(seeds="my-seeds.txt", _job="a-scrapyd-job", mode="incremental")  # Scrapyd's, the revisit mode's
+
+    class Mine(SiteSpider):  # a project's own spider takes what arguments it likes
+        name = "mine"
+
+    Mine.__module__ = "myproject.spiders"
+    assert Mine(url="https://example.org/", category="docs").category == "docs"

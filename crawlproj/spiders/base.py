@@ -123,6 +123,24 @@ def _header_pairs(headers: Any) -> list[tuple[str, str]]:
     return [(k.decode("latin-1"), v.decode("latin-1")) for k, values in headers.items() for v in values]
 
 
+def check_arguments(spidercls: type, given: Iterable[str]) -> None:
+    """Refuse an ``-a`` argument crawlproj's own spider does not take (``-a seed=`` used to be
+    ignored, and the crawl fell back to the default seeds), naming the closest one it does. A
+    project's spider built on these takes what arguments it likes (Scrapy's way: attributes)."""
+    import difflib
+
+    from ..errors import BadInput
+
+    if not spidercls.__module__.startswith("crawlproj."):
+        return
+    known = sorted(set(spidercls.ARGUMENTS) - {"_job"})
+    for name in given:
+        if name not in spidercls.ARGUMENTS:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            hint = f"did you mean -a {close[0]}=?" if close else "its arguments: " + ", ".join(known)
+            raise BadInput(f"-a {name}= is not an argument of the {spidercls.name} spider; {hint}")
+
+
 class CrawlSpiderBase(scrapy.Spider):
     """Parses every response into a :class:`PageItem` and follows the links in scope.
 
@@ -134,6 +152,13 @@ class CrawlSpiderBase(scrapy.Spider):
 
     scope: Scope
     sitemap: str | None = None  # -a sitemap=URL[,URL...]: sitemaps to read at the start
+    #: The ``-a`` arguments of crawlproj's own spiders (with Scrapyd's ``_job``, the revisit
+    #: mode and the topic every spider takes): any other is most likely misspelt.
+    ARGUMENTS: tuple[str, ...] = ("sitemap", "mode", "topic", "_job")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        check_arguments(type(self), kwargs)
+        super().__init__(*args, **kwargs)
 
     def _init_from_settings(self) -> Any:
         """Read the settings the spider keeps; returns them (as the crawl will have them)."""

@@ -45,6 +45,7 @@ class WebSpider(CrawlSpiderBase):
     """
 
     name = "web"
+    ARGUMENTS = ("seeds", "allow", "deny", *CrawlSpiderBase.ARGUMENTS)
 
     def __init__(self, seeds: str | None = None, allow: str | None = None, deny: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
