@@ -4,24 +4,35 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 SEEDS  ?= seeds/default.txt
 STAMP  := $(VENV)/.installed
+CRAWL_STAMP := $(VENV)/.crawl-installed
 
 .PHONY: setup crawl test test-fast demo bench clean
 # Independent prerequisites build side by side (make test: the crawler's venv and pywb's, 10 s).
 MAKEFLAGS += -j2
 
-# pyproject.toml's dependencies (and dev's) are installed; the checkout itself goes on the
-# venv's path through a .pth file, as an editable install would, without setuptools'
-# warnings about editable installs. pip prints errors only (-qq): a machine's pip
-# configuration can name package indexes that do not exist, one warning per package.
-$(STAMP): pyproject.toml
+# pyproject.toml's dependencies and those of the extras named; the checkout itself goes on the
+# venv's path through a .pth file, as an editable install would, without setuptools' warnings
+# about editable installs. pip prints errors only (-qq): a machine's pip configuration can name
+# package indexes that do not exist, one warning per package.
+# $(call install,extras...)
+define install
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -qq --upgrade pip
-	@$(BIN)/python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
-	  print('\n'.join(p['dependencies'] + p['optional-dependencies']['dev']))" > $(VENV)/requirements.txt
+	@$(BIN)/python -c "import sys, tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+	  extras = p['optional-dependencies']; \
+	  print('\n'.join(p['dependencies'] + [r for g in sys.argv[1:] for r in extras[g] if not r.startswith('crawlproj')]))" \
+	  $(1) > $(VENV)/requirements.txt
 	$(BIN)/pip install -qq -r $(VENV)/requirements.txt
 	@$(BIN)/python -c "import os, sysconfig; \
 	  open(os.path.join(sysconfig.get_paths()['purelib'], 'crawlproj.pth'), 'w').write(os.getcwd() + '\n')"
 	@touch $@
+endef
+# The tests' and benchmarks' venv: every extra, and dev's tools.
+$(STAMP): pyproject.toml
+	$(call install,render report distributed ordering parquet wacz dev)
+# What crawling needs (make crawl): the core, rendering, and Redis for WORKERS=N.
+$(CRAWL_STAMP): pyproject.toml
+	$(call install,render distributed)
 
 # pywb (replay in tests) in a venv of its own: it pins redis<3, which the crawler cannot use.
 .venv-pywb/.installed:
@@ -37,7 +48,10 @@ setup: $(STAMP)
 
 ## make crawl CONTACT=url-or-mail [SEEDS=path] [ARGS='-s NAME=VALUE ...']: broad crawl on the local profile
 ## (the real web: site owners must be able to reach whoever runs the crawl)
-crawl: setup
+## (only what crawling needs: no test tools, no test material)
+crawl: $(CRAWL_STAMP)
+	@bash scripts/system-deps.sh crawl
+	@$(BIN)/python -m compileall -q crawlproj settings
 	$(BIN)/scrapy crawl web -a seeds=$(SEEDS) -s PROFILE=local \
 	  $(if $(CONTACT),-s "USER_AGENT=crawlproj/0.1 (+$(CONTACT))") $(ARGS)
 

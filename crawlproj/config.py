@@ -13,20 +13,26 @@ import re
 
 from scrapy.settings import BaseSettings
 
-from . import defaults
+from . import defaults, project_defaults
 from .checks import Check, identity
 from .errors import SettingsError
 
 
-def declared() -> dict[str, Check]:
-    """Every setting :mod:`crawlproj.defaults` declares, with its check, in declaration order."""
-    return dict(defaults.__annotations__)
+#: The modules declaring settings: this project's own, then the components'.
+MODULES = (project_defaults, defaults)
 
 
-def validate(settings: BaseSettings) -> None:
-    """Raise :class:`SettingsError` for the first bad setting."""
-    _unknown(settings)
-    for name, check in declared().items():
+def declared(modules: tuple = MODULES) -> dict[str, Check]:
+    """Every setting ``modules`` declare, with its check, in declaration order."""
+    return {name: check for module in modules for name, check in module.__annotations__.items()}
+
+
+def validate(settings: BaseSettings, modules: tuple = MODULES, unknown: bool = True) -> None:
+    """Raise :class:`SettingsError` for the first bad setting of ``modules`` (and, with ``unknown``,
+    for a ``-s`` name no one declares: in another Scrapy project, its own settings are unknown to us)."""
+    if unknown:
+        _unknown(settings)
+    for name, check in declared(modules).items():
         check(settings, name)
     identity(settings)
 
@@ -101,30 +107,37 @@ def reference() -> str:
     accepts and what it is for (the ``#:`` lines above it in :mod:`crawlproj.defaults`)."""
     import inspect
 
-    source = inspect.getsource(defaults)
-    lines = source.splitlines()
     checks = declared()
     out = ["# Settings", "",
-           "Generated from `crawlproj/defaults.py` by `python -m crawlproj.config > docs/settings.md`;",
+           "Generated from `crawlproj/project_defaults.py` and `crawlproj/defaults.py` by `python -m crawlproj.config > docs/settings.md`;",
            "a test fails when the two disagree. Give any of them with `-s NAME=VALUE`, in a profile",
            "(`settings/<profile>.py`) or in a spider's `custom_settings`. A bad value stops the crawl",
-           "at start-up with one line naming the setting.", ""]
+           "at start-up with one line naming the setting.",
+           "The add-on (`crawlproj.addon.Crawlproj`, docs/using-in-your-project.md) applies every",
+           "setting below but those of crawlproj's own project, each only where the project set none.", ""]
     section = None
-    for name, reason, i in _declarations(source):
-        heading = next((m.group(1) for line in reversed(lines[:i + 1])
-                        if (m := re.match(r"# -- (.+?) -*$", line))), "Scrapy and the project")
-        if heading != section:
-            section = heading
-            out += ["", f"## {section[0].upper()}{section[1:]}", "",
-                    "| Setting | Default | Accepts | What it is for |", "|---|---|---|---|"]
-        default = repr(getattr(defaults, name))
-        if len(default) > 60:
-            default = "see `crawlproj/defaults.py`"
-        else:
-            default = f"`{default}`".replace("|", "\\|")
-        accepts = getattr(checks[name], "accepts", "")
-        out.append(f"| `{name}` | {default} | {accepts} | {reason.replace('|', chr(92) + '|')} |")
+    for module in MODULES:
+        source = inspect.getsource(module)
+        lines = source.splitlines()
+        first = "Crawlproj's own project (not applied by the add-on)" if module is project_defaults \
+            else "Scrapy and the components"
+        for name, reason, i in _declarations(source):
+            heading = next((m.group(1) for line in reversed(lines[:i + 1])
+                            if (m := re.match(r"# -- (.+?) -*$", line))), first)
+            if heading != section:
+                section = heading
+                out += ["", f"## {section[0].upper()}{section[1:]}", "",
+                        "| Setting | Default | Accepts | What it is for |", "|---|---|---|---|"]
+            out.append(_row(module, name, reason, checks))
     return "\n".join(out) + "\n"
+
+
+def _row(module: object, name: str, reason: str, checks: dict[str, Check]) -> str:
+    """One setting's line of the reference."""
+    default = repr(getattr(module, name))
+    default = "see `crawlproj/defaults.py`" if len(default) > 60 else f"`{default}`".replace("|", "\\|")
+    accepts = getattr(checks[name], "accepts", "")
+    return f"| `{name}` | {default} | {accepts} | {reason.replace('|', chr(92) + '|')} |"
 
 
 if __name__ == "__main__":

@@ -19,21 +19,6 @@ from crawlproj.checks import (ai_uses, boolean, handlers, chromium, cidr_list, c
                               requisite_kinds, store_uri, string_list, text, token, unit_interval)
 from scrapy.settings import default_settings as _scrapy_defaults
 
-#: Scrapy's project name; also the product token of crawlproj's default User-Agent.
-BOT_NAME: non_empty = "crawlproj"
-#: Where Scrapy finds the spiders (web, site).
-SPIDER_MODULES: string_list = ["crawlproj.spiders"]
-#: Where `scrapy genspider` puts a new spider.
-NEWSPIDER_MODULE: non_empty = "crawlproj.spiders"
-#: crawlproj's commands (crawl's input checks, demo, report, merge, ...).
-COMMANDS_MODULE: non_empty = "crawlproj.commands"
-#: Applies PROFILE and checks every setting before the crawl starts; gives every feed (FEEDS)
-#: crawlproj's page filter: stored pages only, one record each.
-ADDONS: components = {"crawlproj.profiles.ProfileAddon": 0, "crawlproj.exports.feeds.PageFeeds": 10}
-
-#: Which profile of the project's settings/ to apply (local, sandbox, distributed, incremental, archive).
-PROFILE: non_empty = "local"
-
 # -- identity ----------------------------------------------------------------
 #: Publish who crawls and how to reach them (the Waseda crawler). Set your own contact URL.
 USER_AGENT: non_empty = "crawlproj/0.1 (+https://example.invalid/crawlproj-contact)"

@@ -88,7 +88,8 @@ LONGEST_FIRST = ("test_benches", "test_render_apps", "test_memory", "test_revisi
                  "test_documents", "test_operations", "test_scrapyd", "test_first_hour", "test_report_languages",
                  "test_dashboard", "test_web_standards_crawl", "test_report", "test_archive_output",
                  "test_exports_crawl", "test_crawl",
-                 "test_hostile_crawl", "test_render_crawl", "test_distributed_crawl")  # (these three: serial)
+                 "test_package", "test_hostile_crawl", "test_render_crawl",
+                 "test_distributed_crawl")  # (these four: serial)
 
 
 def pytest_configure(config) -> None:

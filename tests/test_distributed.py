@@ -292,7 +292,7 @@ def test_revisit_queue_in_redis_is_partitioned_by_host(any_redis):
 def test_distributed_scheduler_keeps_no_local_journal_even_with_a_jobdir(redis_server, tmp_path):
     from scrapy.utils.test import get_crawler
 
-    from crawlproj import defaults as defaults
+    import settings as defaults  # the project: its defaults and profiles
     from crawlproj.distributed.scheduler import DistributedScheduler
 
     values = {k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}
@@ -379,7 +379,7 @@ def test_a_request_that_settles_with_no_page_to_store_is_pending_no_more(any_red
     from scrapy import Spider
     from scrapy.utils.test import get_crawler
 
-    from crawlproj import defaults as defaults
+    import settings as defaults  # the project: its defaults and profiles
     from crawlproj import signals as crawl_signals
     from crawlproj.distributed.scheduler import DistributedScheduler
 

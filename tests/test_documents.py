@@ -375,7 +375,7 @@ def test_a_due_feed_goes_to_the_top_of_the_frontier_before_its_host_s_pages(tmp_
             return scrapy.Request(url, **kwargs)
 
     crawled = []
-    from crawlproj import defaults
+    import settings as defaults  # the project: its defaults and profiles
 
     crawler = get_crawler(Spider, {**{k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}, "PROFILE": "sandbox"})
     crawler.engine = type("Engine", (), {"crawl": staticmethod(crawled.append)})()

@@ -534,7 +534,7 @@ def test_a_host_has_one_sample_through_the_frontier_at_a_time():
 def test_workers_and_the_distributed_profile_render_samples_through_the_frontier_unless_asked():
     from scrapy.settings import Settings
 
-    from crawlproj import defaults
+    import settings as defaults  # the project: its defaults and profiles
     from crawlproj.workers import worker_overrides
     from settings import distributed
 

@@ -114,16 +114,16 @@ def test_every_setting_is_declared_once_with_its_check_and_reason():
     import inspect
 
     import settings as project
-    from crawlproj import config, defaults
+    from crawlproj import config
 
-    names = [k for k in dir(defaults) if k.isupper()]
+    values = {k: getattr(m, k) for m in config.MODULES for k in dir(m) if k.isupper()}
     checks = config.declared()
-    assert sorted(checks) == sorted(names)  # every default has its check
+    assert sorted(checks) == sorted(values)  # every default has its check
     assert all(getattr(check, "accepts", "") for check in checks.values())
-    reasons = {name: reason for name, reason, _ in config._declarations(inspect.getsource(defaults))}
-    assert sorted(reasons) == sorted(names) and all(reasons.values()), [n for n, r in reasons.items() if not r]
+    reasons = {name: reason for m in config.MODULES for name, reason, _ in config._declarations(inspect.getsource(m))}
+    assert sorted(reasons) == sorted(values) and all(reasons.values()), [n for n, r in reasons.items() if not r]
     # The project's settings module is the declarations, nothing more.
-    assert {k: getattr(project, k) for k in dir(project) if k.isupper()} == {k: getattr(defaults, k) for k in names}
+    assert {k: getattr(project, k) for k in dir(project) if k.isupper()} == values
 
 
 def test_the_settings_reference_is_generated_from_the_declarations():

@@ -119,7 +119,7 @@ def test_the_waseda_middleware_hands_each_rest_over_from_the_servers_share_of_th
     from scrapy.http import Response
     from scrapy.utils.test import get_crawler
 
-    from crawlproj import defaults
+    import settings as defaults  # the project: its defaults and profiles
     from crawlproj.downloadermiddlewares.waseda_interval import WasedaIntervalMiddleware
     from crawlproj.signals import host_rest
 

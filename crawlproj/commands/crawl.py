@@ -12,6 +12,7 @@ from scrapy.settings import Settings
 from .. import console
 from ..errors import BadInput
 from ..profiles import ProfileAddon
+from ..spiders.base import check_arguments
 from ..workers import run_workers
 
 
@@ -44,6 +45,7 @@ class Command(ScrapyCrawl):
                 spidercls = self.crawler_process.spider_loader.load(args[0])
             except KeyError:
                 return settings  # Scrapy says so itself
+            check_arguments(spidercls, opts.spargs)
             check = getattr(spidercls, "check_input", None)
             if check is not None:
                 check(settings, **opts.spargs)

@@ -9,10 +9,7 @@ down at start does not stop it). Every key a script touches shares one hash slot
 
 from __future__ import annotations
 
-import os
-import socket
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -194,11 +191,3 @@ def run_scripts(client: Any, calls: Sequence[tuple[Script, list, list]]) -> list
     return answers
 
 
-def new_worker_id() -> str:
-    """host-pid-random: unique per process, so a restarted worker is a new worker."""
-    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-
-
-def worker_id(settings) -> str:
-    """``WORKER_ID`` (the profile add-on fills it in once per process when it is empty)."""
-    return settings.get("WORKER_ID") or new_worker_id()

@@ -196,7 +196,11 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         # Unreachable robots.txt: disallow the host rather than crawl blind
         # (Scrapy answers None, which allows everything, to the waiting requests too).
         if not isinstance(exc, IgnoreRequest):
+            from ..fetch_errors import error_kind
+
             self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+            # Why the host was not crawled, when that is why the crawl stored nothing (the console).
+            self._stats.inc_value(f"robotstxt/unreachable/{error_kind(exc)}")
         waiting = self._parsers[netloc]
         self._expires[netloc] = self.clock() + self.error_ttl
         parser = build_from_crawler(self._parserimpl, self.crawler, DISALLOW_ALL)

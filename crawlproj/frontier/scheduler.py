@@ -41,6 +41,32 @@ from .wake import EngineWaker
 logger = logging.getLogger(__name__)
 
 
+def require_partners(settings: Any) -> None:
+    """Refuse, in one line, a frontier scheduler without what it stands on: crawlproj's settings
+    (the add-on or ``crawlproj.defaults`` gives them) and the downloader that tells it when each
+    fetch ends (without it the first host stays in flight for ever: a silent stall)."""
+    from ..errors import SettingsError
+    from .downloader import FrontierDownloader
+
+    scheduler = settings.get("SCHEDULER")
+    try:
+        if not issubclass(load_object(scheduler), FrontierScheduler):
+            return
+    except (ImportError, NameError, ValueError, AttributeError, TypeError):
+        return
+    if settings.get("FRONTIER_LEVELS") is None:
+        raise SettingsError("SCHEDULER", scheduler, "the frontier reads crawlproj's settings: enable the add-on, "
+                                                    "ADDONS = {'crawlproj.addon.Crawlproj': 0}")
+    downloader = settings.get("DOWNLOADER")
+    try:
+        ok = issubclass(load_object(downloader), FrontierDownloader)
+    except (ImportError, NameError, ValueError, AttributeError, TypeError):
+        ok = False
+    if not ok:
+        raise SettingsError("DOWNLOADER", downloader, f"{scheduler} needs its partner "
+                                                      "DOWNLOADER = 'crawlproj.frontier.downloader.FrontierDownloader'")
+
+
 #: Set on a request's meta when the frontier hands it out: a request that comes back with it
 #: (dont_filter) was sent back unfetched.
 HANDED = "frontier_handed"
@@ -122,6 +148,7 @@ class FrontierScheduler(BaseScheduler):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
+        require_partners(crawler.settings)
         dupefilter = build_from_crawler(load_object(crawler.settings["DUPEFILTER_CLASS"]), crawler)
         return cls(crawler, dupefilter)
 

@@ -27,9 +27,9 @@ from ..content.robots_directives import header_directives
 from ..content.sitemaps import read_sitemap
 from ..content.types import content_family
 from ..engine_state import engine_closing
+from ..fetch_errors import error_kind as _error_kind
 from ..items import FetchError, PageItem, RequisiteItem, SitemapUrls, Skipped
 from ..downloadermiddlewares.ai_signals import RESERVED as AI_USE_RESERVED
-from ..downloadermiddlewares.redirects import LOOP as REDIRECT_LOOP
 from ..scope import Scope
 from ..stalls import TurnTaker, WorkGate
 from ..urls import InvalidURL, LinkCanonicalizer, canonicalize, host_of
@@ -66,45 +66,6 @@ def sitemap_arg(value: str | None, session_params: tuple[str, ...] = (), max_len
         except InvalidURL as exc:
             raise BadInput(f"-a sitemap={raw!r} is not a crawlable http(s) URL ({exc.reason})") from None
     return urls
-
-
-def _error_kind(failure: Failure) -> str:
-    exc = failure.value
-    name = type(exc).__name__
-    kinds = {
-        "DNSLookupError": "dns",
-        "TimeoutError": "timeout",
-        "TCPTimedOutError": "timeout",
-        "ConnectionRefusedError": "connection_refused",
-        "ConnectionLost": "connection_lost",
-        "ConnectionDone": "connection_lost",
-        "ResponseNeverReceived": "connection_lost",
-        "ResponseFailed": "receive",
-        "IgnoreRequest": "ignored",
-        "AddressRefused": "address_refused",
-        # Scrapy 2.13+ wraps the Twisted errors in its own exceptions.
-        "CannotResolveHostError": "dns",
-        "DownloadTimeoutError": "timeout",
-        "DownloadConnectionRefusedError": "connection_refused",
-        "DownloadFailedError": "receive",
-        "ResponseDataLossError": "receive",
-        # Scrapy's HTTP handler cancels a download for one reason only: a body over
-        # DOWNLOAD_MAXSIZE, announced (a message naming the max size) or found mid-stream
-        # (no message at all).
-        "DownloadCancelledError": "too_large",
-        "CancelledError": "too_large",
-    }
-    if name == "IgnoreRequest" and str(exc) == "max redirections reached":
-        return "redirect_limit"
-    if name == "IgnoreRequest" and str(exc).startswith(REDIRECT_LOOP):
-        return "redirect_loop"
-    # A render's timeout: crawlproj's own, or Playwright's ("Timeout 30000ms exceeded.", which
-    # the size test below would read as too_large).
-    if name == "RenderTimeout" or (name == "TimeoutError" and type(exc).__module__.startswith("playwright")):
-        return "render_timeout"
-    if "maxsize" in str(exc).lower() or "max size" in str(exc).lower() or "exceeded" in str(exc).lower():
-        return "too_large"
-    return kinds.get(name, name.lower())
 
 
 class SeenTexts:
@@ -164,6 +125,24 @@ def _header_pairs(headers: Any) -> list[tuple[str, str]]:
     return [(k.decode("latin-1"), v.decode("latin-1")) for k, values in headers.items() for v in values]
 
 
+def check_arguments(spidercls: type, given: Iterable[str]) -> None:
+    """Refuse an ``-a`` argument crawlproj's own spider does not take (``-a seed=`` used to be
+    ignored, and the crawl fell back to the default seeds), naming the closest one it does. A
+    project's spider built on these takes what arguments it likes (Scrapy's way: attributes)."""
+    import difflib
+
+    from ..errors import BadInput
+
+    if not spidercls.__module__.startswith("crawlproj."):
+        return
+    known = sorted(set(spidercls.ARGUMENTS) - {"_job"})
+    for name in given:
+        if name not in spidercls.ARGUMENTS:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            hint = f"did you mean -a {close[0]}=?" if close else "its arguments: " + ", ".join(known)
+            raise BadInput(f"-a {name}= is not an argument of the {spidercls.name} spider; {hint}")
+
+
 class CrawlSpiderBase(scrapy.Spider):
     """Parses every response into a :class:`PageItem` and follows the links in scope.
 
@@ -175,9 +154,19 @@ class CrawlSpiderBase(scrapy.Spider):
 
     scope: Scope
     sitemap: str | None = None  # -a sitemap=URL[,URL...]: sitemaps to read at the start
+    #: The ``-a`` arguments of crawlproj's own spiders (with Scrapyd's ``_job``, the revisit
+    #: mode and the topic every spider takes): any other is most likely misspelt.
+    ARGUMENTS: tuple[str, ...] = ("sitemap", "mode", "topic", "_job")
 
-    def _init_from_settings(self) -> None:
-        s = self.crawler.settings
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        check_arguments(type(self), kwargs)
+        super().__init__(*args, **kwargs)
+
+    def _init_from_settings(self) -> Any:
+        """Read the settings the spider keeps; returns them (as the crawl will have them)."""
+        from ..addon import effective_settings
+
+        s = effective_settings(self.crawler.settings)  # (the add-on's are not applied yet)
         self.session_params = tuple(s.getlist("SESSION_ID_PARAMS"))
         self.max_url_length = s.getint("URL_MAX_LENGTH")
         self.follow_nofollow = s.getbool("FOLLOW_NOFOLLOW")
@@ -205,6 +194,7 @@ class CrawlSpiderBase(scrapy.Spider):
         self.requisite_other_hosts = s.getbool("REQUISITES_OTHER_HOSTS")
         self._closing_since: float | None = None
         self.crawler.signals.connect(self.backlog_test, signal=crawl_signals.fetch_backlog_test)
+        return s
 
     def exhausted(self, request: scrapy.Request, url: str, kind: str, error: str) -> None:
         """Announce a request whose retries ran out on a transient failure (the dead-letter queue keeps it)."""

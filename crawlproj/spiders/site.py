@@ -53,6 +53,7 @@ class SiteSpider(CrawlSpiderBase):
     """
 
     name = "site"
+    ARGUMENTS = ("url", "allow", "deny", "max_pages", *CrawlSpiderBase.ARGUMENTS)
 
     def __init__(self, url: str | None = None, allow: str | None = None, deny: str | None = None,
                  max_pages: str | int | None = None, sitemap: str | None = None, **kwargs: Any):

@@ -45,6 +45,7 @@ class WebSpider(CrawlSpiderBase):
     """
 
     name = "web"
+    ARGUMENTS = ("seeds", "allow", "deny", *CrawlSpiderBase.ARGUMENTS)
 
     def __init__(self, seeds: str | None = None, allow: str | None = None, deny: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
@@ -54,8 +55,7 @@ class WebSpider(CrawlSpiderBase):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> WebSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider._init_from_settings()
-        s = crawler.settings
+        s = spider._init_from_settings()
         spider.seed_files = spider.seed_files or s.get("SEEDS_FILE")
         spider.scope = Scope(
             domains=tuple(s.getlist("ALLOWED_DOMAINS")),
