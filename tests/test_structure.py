@@ -126,3 +126,9 @@ def test_every_exception_is_declared_in_errors_with_the_common_base():
                     for b in node.bases):
                 elsewhere.append(f"{path.relative_to(PACKAGE)}:{node.name}")
     assert not elsewhere, f"declare these in crawlproj/errors.py: {elsewhere}"
+
+
+def test_the_engine_s_private_slot_is_read_only_in_engine_state():
+    reads = [f"{path.relative_to(PACKAGE)}" for path in PACKAGE.rglob("*.py")
+             if path.name != "engine_state.py" and '"_slot"' in path.read_text(encoding="utf-8")]
+    assert not reads, f"ask crawlproj/engine_state.py instead: {reads}"
