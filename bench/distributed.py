@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crawlproj.distributed.dupefilter import bloom_shape  # noqa: E402
 from crawlproj.distributed.frontier import RedisFrontier  # noqa: E402
-from crawlproj.memory import rss_bytes  # noqa: E402
+from crawlproj.extensions.memory import rss_bytes  # noqa: E402
 from sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command  # noqa: E402
 from sandbox.servers import RedisServer  # noqa: E402
 

@@ -41,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crawlproj.memory import pss_bytes, rss_bytes, slope  # noqa: E402
+from crawlproj.extensions.memory import pss_bytes, rss_bytes, slope  # noqa: E402
 from crawlproj.rendering.browser import browser_rss, descendants  # noqa: E402
 from sandbox.docsites import DOMAIN, HOST_RESOLVE, SITE_SETS, TEST_SITES, ensure_installed  # noqa: E402
 from sandbox.harness import crawl_command, error_lines, with_peak_rss  # noqa: E402

@@ -747,18 +747,18 @@ DEADLETTERS_RETRY_BATCH: number(int, 1) = 1000
 ESTIMATE_WINDOW: number(float, 1) = 30.0
 
 #: Freeze the start-up heap out of the garbage collector's way once the engine starts, and use
-#: GC_THRESHOLDS (generation 0, 1, 2): fewer, shorter collection pauses (crawlproj.gc_tuning).
+#: GC_THRESHOLDS (generation 0, 1, 2): fewer, shorter collection pauses (crawlproj.extensions.gc_tuning).
 GC_TUNING_ENABLED: boolean = True
 GC_THRESHOLDS: int_list = [50_000, 20, 20]
 #: asyncio's selector loop, timing how long it waits for I/O: a fetch's duration then leaves
-#: out, exactly, the time the crawler's own thread was busy (crawlproj.stalls).
-ASYNCIO_EVENT_LOOP: class_path = "crawlproj.stalls.IdleTimingEventLoop"
+#: out, exactly, the time the crawler's own thread was busy (crawlproj.extensions.stalls).
+ASYNCIO_EVENT_LOOP: class_path = "crawlproj.extensions.stalls.IdleTimingEventLoop"
 #: Scrapy's check of each callback for a generator's return value: off, because it reads and
 #: parses the spider's source again on every page (its cache misses for bound methods).
 WARN_ON_GENERATOR_RETURN_VALUE: boolean = False
 
 #: Seconds between readings of the crawl process's resident set, put beside the pages stored in
-#: the stats (process/rss_bytes, process/rss_growth_per_1000_pages; crawlproj.memory). 0: off.
+#: the stats (process/rss_bytes, process/rss_growth_per_1000_pages; crawlproj.extensions.memory). 0: off.
 MEMORY_SAMPLE_INTERVAL: number(float, 0) = 10.0
 #: Pages stored before memory growth is measured (caches and the frontier fill first).
 MEMORY_WARMUP_PAGES: number(int, 1) = 500
@@ -770,7 +770,7 @@ MEMORY_TRIM: boolean = True
 #: (data/crawl.db -> data/crawl.stats.json).
 STATS_FILE: text = ""
 #: Scrapy's dump of every stat on the console at the close: off, since they are all in
-#: STATS_FILE and the console ends with a summary a person reads (crawlproj.console).
+#: STATS_FILE and the console ends with a summary a person reads (crawlproj.extensions.console).
 STATS_DUMP: boolean = False
 #: Scrapy's "Crawled N pages" line every this many seconds: off, for crawlproj's progress line.
 LOGSTATS_INTERVAL: number(float, 0) = 0.0
@@ -785,6 +785,6 @@ REFUSALS_LOGGED: number(int, 0) = 20
 LAST_CRAWL_FILE: text = "data/last_crawl.json"
 #: Stats file, console, gc tuning, stall monitor, memory watch, the refresher, Redis seeds, the dashboard, the WACZ at close
 #: and the dead-letter queue.
-EXTENSIONS: components = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.console.Console": 0, "crawlproj.gc_tuning.GcTuning": 0, "crawlproj.stalls.StallMonitor": 0, "crawlproj.stalls.ItemBacklog": 0, "crawlproj.memory.MemoryWatch": 0, "crawlproj.revisit.refresher.Refresher": 100,
+EXTENSIONS: components = {"crawlproj.extensions.statsfile.StatsFile": 0, "crawlproj.extensions.console.Console": 0, "crawlproj.extensions.gc_tuning.GcTuning": 0, "crawlproj.extensions.stalls.StallMonitor": 0, "crawlproj.extensions.stalls.ItemBacklog": 0, "crawlproj.extensions.memory.MemoryWatch": 0, "crawlproj.revisit.refresher.Refresher": 100,
               "crawlproj.distributed.seeds.RedisSeeds": 200, "crawlproj.dashboard.extension.Dashboard": 300,
               "crawlproj.store.wacz.WaczOnClose": 400, "crawlproj.store.deadletters.DeadLetterQueue": 500}

@@ -122,7 +122,7 @@ def _tier_guard(request, monkeypatch) -> None:
         return
     import subprocess
 
-    from crawlproj.redis_process import ServerProcess
+    from crawlproj.distributed.redis_server import ServerProcess
 
     def refuse(what: str) -> None:
         raise RuntimeError(f"{request.node.nodeid} starts {what}: mark it slow "

@@ -1,8 +1,8 @@
-"""What the console says a crawl did, from its stats (crawlproj.console's pure functions)."""
+"""What the console says a crawl did, from its stats (crawlproj.extensions.console's pure functions)."""
 
 import pytest
 
-from crawlproj.console import empty_crawl_reason, progress_line, summary_lines
+from crawlproj.extensions.console import empty_crawl_reason, progress_line, summary_lines
 
 SEEDED = {"crawlproj/seeds": 1, "frontier/enqueued": 1}
 

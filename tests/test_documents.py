@@ -14,7 +14,7 @@ import pytest
 
 from crawlproj.content.offload import DocumentFailed, PageWorkers, StageTimeout
 from crawlproj.content.pdf import is_pdf, prepare, read_pdf
-from crawlproj.memory import rss_bytes
+from crawlproj.extensions.memory import rss_bytes
 from crawlproj.rendering.browser import descendants
 from sandbox import pdfs
 from sandbox.harness import PROJECT_DIR, crawl_command, error_lines

@@ -535,7 +535,7 @@ def test_workers_and_the_distributed_profile_render_samples_through_the_frontier
     from scrapy.settings import Settings
 
     import settings as defaults  # the project: its defaults and profiles
-    from crawlproj.workers import worker_overrides
+    from crawlproj.distributed.local_workers import worker_overrides
     from settings import distributed
 
     base = {k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from crawlproj.stalls import LOOP_IDLE, IdleTimingEventLoop, ReactorLag, TurnTaker, loop_busy_seconds
+from crawlproj.extensions.stalls import LOOP_IDLE, IdleTimingEventLoop, ReactorLag, TurnTaker, loop_busy_seconds
 
 pytestmark = pytest.mark.slow
 
@@ -61,7 +61,7 @@ def test_a_thread_keeping_the_gil_is_held_time_though_the_loop_looks_idle(monkey
     import random
     import threading
 
-    from crawlproj import stalls
+    from crawlproj.extensions import stalls
 
     ticks = ReactorLag(0.01)
     monkeypatch.setattr(stalls, "_TICKS", ticks)
@@ -153,7 +153,7 @@ def test_items_waiting_for_the_pipelines_hold_the_frontier_back():
     from scrapy.utils.test import get_crawler
 
     from crawlproj import signals as crawl_signals
-    from crawlproj.stalls import ItemBacklog
+    from crawlproj.extensions.stalls import ItemBacklog
 
     crawler = get_crawler(settings_dict={"ITEM_BACKLOG": 3})
     ext = ItemBacklog.from_crawler(crawler)  # kept: signals hold weak references

@@ -1,4 +1,4 @@
-"""``scrapy crawl``: Scrapy's own, plus ``-s WORKERS=N`` (:mod:`crawlproj.workers`)."""
+"""``scrapy crawl``: Scrapy's own, plus ``-s WORKERS=N`` (:mod:`crawlproj.distributed.local_workers`)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import sys
 from scrapy.commands.crawl import Command as ScrapyCrawl
 from scrapy.settings import Settings
 
-from .. import console
+from ..extensions import console
 from ..errors import BadInput
 from ..profiles import ProfileAddon
 from ..spiders.base import check_arguments
-from ..workers import run_workers
+from ..distributed.local_workers import run_workers
 
 
 class Command(ScrapyCrawl):

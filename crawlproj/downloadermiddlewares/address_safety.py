@@ -16,7 +16,7 @@ from scrapy import Request
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 
-from ..console import note_refusal
+from ..extensions.console import note_refusal
 from ..errors import AddressRefused
 from ..politeness.address_safety import parse_allowlist, unsafe_kind
 

@@ -29,7 +29,7 @@ from ..errors import RenderTimeout
 from .. import signals as crawl_signals
 from ..politeness.interval import IntervalPolicy
 from ..politeness.keepalive import expose_connection_header
-from ..stalls import crawler_held, held_mark
+from ..extensions.stalls import crawler_held, held_mark
 from .browser import INSTALL_HINT, browser_rss, descendants, find_chromium, lower_priority
 from .pacing import SubrequestPacer
 from .shadow import FLATTEN_SHADOW_ROOTS

@@ -14,7 +14,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
 from .. import signals as crawl_signals
-from ..console import note_refusal
+from ..extensions.console import note_refusal
 from ..content.extract import ExtractedLink, base_url, iter_links, page_budget, parsed_page
 from ..content.language import declared_language
 from ..content.offload import DocumentFailed, PageWorkers, StageTimeout
@@ -31,7 +31,7 @@ from ..fetch_errors import error_kind as _error_kind
 from ..items import FetchError, PageItem, RequisiteItem, SitemapUrls, Skipped
 from ..downloadermiddlewares.ai_signals import RESERVED as AI_USE_RESERVED
 from ..scope import Scope
-from ..stalls import TurnTaker, WorkGate
+from ..extensions.stalls import TurnTaker, WorkGate
 from ..urls import InvalidURL, LinkCanonicalizer, canonicalize, host_of
 
 _UNASKED = object()

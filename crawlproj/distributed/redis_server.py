@@ -1,6 +1,6 @@
 """A real ``redis-server`` on a free loopback port, started and stopped by the crawl itself.
 
-``-s WORKERS=N`` (:mod:`crawlproj.workers`) runs its workers over one; the tests and the
+``-s WORKERS=N`` (:mod:`crawlproj.distributed.local_workers`) runs its workers over one; the tests and the
 sandbox start theirs the same way (:class:`ServerProcess` is the base of their other real
 servers too).
 """

@@ -28,9 +28,9 @@ from contextlib import nullcontext
 
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
-from .store import beside_store, settings_store
-from .store.archive import warc_directory
-from .store.merge import merge_shards
+from ..store import beside_store, settings_store
+from ..store.archive import warc_directory
+from ..store.merge import merge_shards
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict
 def run_workers(argv: list[str], settings: BaseSettings) -> int:
     """Run ``scrapy <argv>`` as ``WORKERS`` workers over a local Redis; merge their shards.
     Returns the exit status: 0 when every worker ended well."""
-    from .redis_process import RedisServer
+    from .redis_server import RedisServer
 
     count = settings.getint("WORKERS")
     store = settings_store(settings)

@@ -35,7 +35,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from twisted.internet import task
 
-from .fetch_errors import REMEDIES
+from ..fetch_errors import REMEDIES
 
 logger = logging.getLogger("crawlproj.progress")
 
@@ -171,7 +171,7 @@ def summary_lines(stats: dict, elapsed: float, store: str, stats_file: str | Non
 
 def default_stats_file(store_uri: str) -> str | None:
     """The stats file beside a store: ``sqlite:///data/crawl.db`` -> ``data/crawl.stats.json``."""
-    from .store import beside_store, parse_store_uri
+    from ..store import beside_store, parse_store_uri
 
     try:
         return beside_store(parse_store_uri(store_uri)[1], "stats", ".json")
