@@ -86,7 +86,10 @@ def main() -> None:
     parser.add_argument("--max-pages", type=int, default=400, help="pages crawled per site at most")
     parser.add_argument("--interval", type=float, default=0.05, help="MIN_INTERVAL of the crawl")
     parser.add_argument("--shots", default="", help="directory for side-by-side screenshots (one per site)")
+    parser.add_argument("--smoke", action="store_true", help="two sites, two pages each (make test)")
     args = parser.parse_args()
+    if args.smoke:
+        args.sites, args.pages, args.max_pages = "nodejs,postgresql", 2, 12
     names = [s.strip() for s in args.sites.split(",") if s.strip()]
     unknown = [n for n in names if n not in SITES]
     if unknown:

@@ -99,6 +99,7 @@ class RequisiteItem:
     request_headers: list[tuple[str, str]] = field(default_factory=list)
     warc_file: str | None = None
     warc_offset: int | None = None
+    requested: bool = True  # a request of the crawl's (completed on commit); False: a render's own load
 
 
 @dataclass

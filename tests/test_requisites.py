@@ -76,3 +76,29 @@ def test_real_pages_of_three_generators_name_what_they_need():
     assert {r.url for r in node.requisites} >= {"assets/style.css", "assets/hljs.css", "assets/api.js"}
     pg = ParsedPage(Path(docsites.SITES[0].root, "index.html").read_text(), PageBudget(requisites=True))
     assert [(r.url, r.kind) for r in pg.requisites] == [("stylesheet.css", "stylesheet")]
+
+
+def test_replay_requests_are_read_back_to_the_archived_urls():
+    from sandbox.replay_check import normalise, original_url
+
+    assert original_url("http://127.0.0.1:8080/crawl/20261127120000cs_/http://a.docs.test:81/s.css") \
+        == "http://a.docs.test:81/s.css"
+    assert original_url("http://127.0.0.1:8080/crawl/mp_/https://A.test/p?q=1#x") == "https://a.test/p?q=1"
+    assert original_url("http://127.0.0.1:8080/crawl/20261127120000/http://a.test/") == "http://a.test/"
+    assert original_url("http://127.0.0.1:8080/static/wombat.js") is None  # pywb's own
+    assert normalise("http://a.test") == "http://a.test/"
+
+
+def test_screenshot_and_text_measures():
+    import numpy as np
+
+    from sandbox.replay_check import ssim, text_match
+
+    rng = np.random.default_rng(1)
+    image = rng.integers(0, 256, (60, 80)).astype(np.uint8)
+    assert ssim(image, image) == 1.0
+    assert ssim(image, 255 - image) < 0
+    shifted = np.roll(image, 1, axis=1)
+    assert ssim(image, shifted) < 0.5  # noise moved a pixel is another image
+    assert text_match("a b c d", "a b c d") == 1.0 and text_match("", "") == 1.0
+    assert text_match("a b c d", "a b c") == 0.75 and text_match("a a b", "a b b") == 2 / 3

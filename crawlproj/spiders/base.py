@@ -121,6 +121,11 @@ class CopyShare:
         return None
 
 
+#: A render's loads by Playwright resource type, as requisite kinds ("fetch": fetch() and XHR answers).
+_RESOURCE_KINDS = {"stylesheet": "stylesheet", "script": "script", "image": "image", "font": "font",
+                   "media": "media", "document": "iframe"}
+
+
 def _header_pairs(headers: Any) -> list[tuple[str, str]]:
     return [(k.decode("latin-1"), v.decode("latin-1")) for k, values in headers.items() for v in values]
 
@@ -192,6 +197,7 @@ class CrawlSpiderBase(scrapy.Spider):
                                                 s.getlist("REQUISITES_TYPES"))
         self.requisite_max_bytes = s.getint("REQUISITES_MAX_BYTES")
         self.requisite_other_hosts = s.getbool("REQUISITES_OTHER_HOSTS")
+        self._loaded_archived: set[str] = set()  # what renders' browsers loaded and the archive has
         self._closing_since: float | None = None
         self.crawler.signals.connect(self.backlog_test, signal=crawl_signals.fetch_backlog_test)
         return s
@@ -388,8 +394,12 @@ class CrawlSpiderBase(scrapy.Spider):
         if "noindex" in directives:
             self.count("noindex")
             return list(followed), Skipped(url, "noindex"), extras
+        loaded = response.meta.pop("render_loaded", None)
+        if loaded:  # what the browser loaded for the page: archived as it came, not asked again
+            extras.extend(self.loaded_requisites(loaded, response.url))
         if requisites:  # after the page's item: archived beside it, fetched as their hosts allow
-            extras.extend(self.requisite_requests(requisites, requisite_base, response.url))
+            extras.extend(self.requisite_requests(requisites, requisite_base, response.url,
+                                                  {url for url, *_ in loaded or ()}))
         return list(followed), PageItem(
             url=url,
             final_url=response.url,
@@ -418,7 +428,22 @@ class CrawlSpiderBase(scrapy.Spider):
         ), extras
 
     # -- page requisites ---------------------------------------------------
-    def requisite_requests(self, requisites: list[Requisite], base: str, referer: str) -> list[scrapy.Request]:
+    def loaded_requisites(self, loaded: list[tuple], referer: str) -> list[RequisiteItem]:
+        """What a render's browser loaded (scripts, the answers to its fetch() and XHR calls), as
+        Browsertrix archives a browser's traffic: each URL once per crawl."""
+        items = []
+        for url, resource_type, status, headers, body in loaded:
+            if url in self._loaded_archived:
+                continue
+            self._loaded_archived.add(url)
+            items.append(RequisiteItem(url=url, requested_url=url, kind=_RESOURCE_KINDS.get(resource_type, "fetch"),
+                                       status=status, body=body, response_headers=headers,
+                                       request_headers=[("Referer", referer)], requested=False))
+        self.count("requisites/rendered", len(items))
+        return items
+
+    def requisite_requests(self, requisites: list[Requisite], base: str, referer: str,
+                           loaded: set[str] = frozenset()) -> list[scrapy.Request]:
         """Requests for a page's (or a stylesheet's) requisites: resolved as written (no session id
         removed: replay asks for the URL the page names), in scope by ALLOWED_DOMAINS, not seen
         before, within the budget; at depth 0, so DEPTH_LIMIT never drops a page's last ones."""
@@ -430,7 +455,7 @@ class CrawlSpiderBase(scrapy.Spider):
             except InvalidURL as exc:
                 self.count(f"requisites/refused/{exc.reason}")
                 continue
-            if url in taken:
+            if url in taken or url in loaded:
                 continue
             host = host_of(url)
             if self.scope.refuses_requisite(url) or (not self.requisite_other_hosts and host != page_host):

@@ -66,7 +66,7 @@ class StorePipeline:
             self.store.add_error(item)
         elif isinstance(item, Skipped):
             self.store.add_skipped(item.url)
-        elif isinstance(item, RequisiteItem):  # archived, not a page: only its completion is recorded
+        elif isinstance(item, RequisiteItem) and item.requested:  # archived, not a page: only its completion
             self.store.add_skipped(item.requested_url)
         elif isinstance(item, SitemapUrls):
             self.store.add_sitemap_urls(item.sitemap, item.entries, item.at)
