@@ -351,7 +351,9 @@ def main() -> None:
         "by_kind": {k: sum(e["kind"] == k for e in edits) for k in (*CONTENT, *NOISE, *WATCH_NOISE)},
         "precision": round(tp / (tp + fp), 4) if tp + fp else None,
         "recall": round(tp / (tp + fn), 4) if tp + fn else None,
-        "true_reports": tp, "false_reports": fp, "missed": len(missed), "judged_noise_wrongly": fn - len(missed),
+        "true_reports": tp, "false_reports": fp, "missed": len(missed),
+        "missed_edits": [f"{e['kind']} ({'watched' if e['watched'] else 'unwatched'}, "
+                         f"{round(time.time() - e['at'])} s before the end)" for e in missed], "judged_noise_wrongly": fn - len(missed),
         "noise_reports_on_watched_pages": noise_reports_watched,
         "watch_interval_s": args.interval,
         "watched_report_s": {"median": round(statistics.median(latencies_watched), 2) if latencies_watched else None,

@@ -48,9 +48,9 @@ def check_selector(css: str | None, xpath: str | None) -> None:
 
 
 def _text(node, out: list[str]) -> None:
-    tag = node.tag if isinstance(node.tag, str) else ""
-    if tag in UNSEEN:
+    if not isinstance(node.tag, str) or node.tag in UNSEEN:  # a comment, a processing instruction, a script
         return
+    tag = node.tag
     block = tag in BLOCKS
     if block:
         out.append("\n")
