@@ -224,11 +224,12 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=120, help="how long pages are edited")
     ap.add_argument("--interval", type=float, default=4.0, help="a watch's --every, real seconds")
     ap.add_argument("--polite", type=float, default=0.2, help="MIN_INTERVAL: seconds between a host's fetches")
+    ap.add_argument("--grace", type=float, default=30, help="seconds the crawl goes on after the last edit")
     ap.add_argument("--seed", type=int, default=57)
     ap.add_argument("--smoke", action="store_true", help="tiny: for tests/test_benches.py")
     args = ap.parse_args()
     if args.smoke:
-        args.pages_per_host, args.seconds = 2, 18
+        args.pages_per_host, args.seconds, args.grace = 2, 18, 10
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="crawlproj-changes-bench-"))
     roots: dict[str, Path] = {}
@@ -293,7 +294,7 @@ def main() -> None:
                     edits.append({"url": f"{base[page.host]}{page.url_path}", "version": page.version, "kind": kind,
                                   "meaningful": meaningful, "at": time.time(), "watched": page.watched})
                 time.sleep(every)
-            time.sleep(max(3 * args.interval, 8))  # the last edits' revisits, and their reports
+            time.sleep(args.grace)  # the last edits' revisits, and their reports
         finally:
             crawl.send_signal(signal.SIGINT)
             try:
