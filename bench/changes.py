@@ -315,6 +315,7 @@ def main() -> None:
     for e in edits:
         by_url.setdefault(e["url"], []).append(e)
     tp = fp = fn = 0
+    unjudged: list[str] = []  # records whose captures carry no version (cannot be scored)
     covered: set[tuple[str, int]] = set()
     noise_reports_watched = 0
     latencies_watched, latencies_other, late_watched = [], [], []
@@ -324,6 +325,8 @@ def main() -> None:
         v0 = version_of(c.previous_warc_file, c.previous_warc_offset, cache) if c.previous_warc_file else None
         v1 = version_of(c.warc_file, c.warc_offset, cache) if c.warc_file else None
         if v0 is None or v1 is None:
+            unjudged.append(f"{c.url.rsplit('/', 1)[1]} {c.reason} ({c.previous_warc_file and 'archived'}, "
+                            f"{v0}->{v1})")
             continue
         spanned = [e for e in by_url.get(c.url, []) if v0 < e["version"] <= v1]
         covered.update((c.url, e["version"]) for e in spanned)
@@ -355,7 +358,7 @@ def main() -> None:
         "true_reports": tp, "false_reports": fp, "missed": len(missed),
         "missed_edits": [f"{e['kind']} ({'watched' if e['watched'] else 'unwatched'}, "
                          f"{round(time.time() - e['at'])} s before the end)" for e in missed], "judged_noise_wrongly": fn - len(missed),
-        "noise_reports_on_watched_pages": noise_reports_watched,
+        "noise_reports_on_watched_pages": noise_reports_watched, "unjudged_records": unjudged,
         "watch_interval_s": args.interval,
         "watched_report_s": {"median": round(statistics.median(latencies_watched), 2) if latencies_watched else None,
                              "max": round(max(latencies_watched), 2) if latencies_watched else None},
