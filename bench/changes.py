@@ -205,17 +205,23 @@ def choose_pages(per_host: int, rng: random.Random) -> list[tuple[str, Path, str
     return out
 
 
-def version_of(path: str, offset: int, cache: dict) -> int | None:
-    """The bench-version a WARC capture carries."""
-    key = (path, offset)
-    if key not in cache:
+def versions(warc_dir: Path) -> dict:
+    """The bench-version every WARC capture carries, by (file, offset); a revisit record (the same
+    payload as an earlier capture) carries its original's."""
+    by_id, at, refers = {}, {}, {}
+    for path in sorted(warc_dir.glob("*.warc.gz")):
         with open(path, "rb") as fh:
-            fh.seek(offset)
-            record = next(iter(ArchiveIterator(fh)))
-            body = record.content_stream().read(200_000)
-        m = re.search(rb'name="bench-version" content="(\d+)"', body)
-        cache[key] = int(m.group(1)) if m else None
-    return cache[key]
+            it = ArchiveIterator(fh)
+            for record in it:
+                head = record.content_stream().read(200_000) if record.rec_type == "response" else b""
+                offset, rid = it.get_record_offset(), record.rec_headers.get_header("WARC-Record-ID")  # (once read)
+                if record.rec_type == "response":
+                    m = re.search(rb'name="bench-version" content="(\d+)"', head)
+                    by_id[rid] = at[(str(path), offset)] = int(m.group(1)) if m else None
+                elif record.rec_type == "revisit":
+                    refers[(str(path), offset)] = record.rec_headers.get_header("WARC-Refers-To")
+    at.update({key: by_id.get(rid) for key, rid in refers.items()})
+    return at
 
 
 def main() -> None:
@@ -310,7 +316,8 @@ def main() -> None:
     conn = sqlite3.connect(db)
     changes = read_changes(conn)
     conn.close()
-    cache: dict = {}
+    version_at = versions(work / "warc")
+    (work / "edits.jsonl").write_text("".join(json.dumps(e) + "\n" for e in edits))
     by_url: dict[str, list[dict]] = {}
     for e in edits:
         by_url.setdefault(e["url"], []).append(e)
@@ -322,8 +329,8 @@ def main() -> None:
     for c in changes:
         if c.at < started:
             continue
-        v0 = version_of(c.previous_warc_file, c.previous_warc_offset, cache) if c.previous_warc_file else None
-        v1 = version_of(c.warc_file, c.warc_offset, cache) if c.warc_file else None
+        v0 = version_at.get((c.previous_warc_file, c.previous_warc_offset))
+        v1 = version_at.get((c.warc_file, c.warc_offset))
         if v0 is None or v1 is None:
             unjudged.append(f"{c.url.rsplit('/', 1)[1]} {c.reason} ({c.previous_warc_file and 'archived'}, "
                             f"{v0}->{v1})")

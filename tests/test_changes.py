@@ -283,6 +283,9 @@ def test_watch_selection_and_durations():
     snap_ = selection(html, "http://docs.test/library/json.html", css="div.body h1")
     assert snap_.text.startswith("json") and snap_.title.startswith("json")
     assert selection(html, "http://docs.test/", xpath="//title/text()").text.startswith("json")
+    # DocBook's XHTML (an XML declaration, a namespace) is read as HTML: the selector matches.
+    pg = selection(page("postgresql"), "http://docs.test/tutorial-select.html", css="div.sect1")
+    assert "Querying a Table" in pg.text and len(pg.text) > 1000 and pg.links
     assert parse_duration("15m") == 900 and parse_duration("1h30m") == 5400 and parse_duration("90") == 90
     with pytest.raises(ValueError):
         parse_duration("soon")
