@@ -205,17 +205,23 @@ def choose_pages(per_host: int, rng: random.Random) -> list[tuple[str, Path, str
     return out
 
 
-def version_of(path: str, offset: int, cache: dict) -> int | None:
-    """The bench-version a WARC capture carries."""
-    key = (path, offset)
-    if key not in cache:
+def versions(warc_dir: Path) -> dict:
+    """The bench-version every WARC capture carries, by (file, offset); a revisit record (the same
+    payload as an earlier capture) carries its original's."""
+    by_id, at, refers = {}, {}, {}
+    for path in sorted(warc_dir.glob("*.warc.gz")):
         with open(path, "rb") as fh:
-            fh.seek(offset)
-            record = next(iter(ArchiveIterator(fh)))
-            body = record.content_stream().read(200_000)
-        m = re.search(rb'name="bench-version" content="(\d+)"', body)
-        cache[key] = int(m.group(1)) if m else None
-    return cache[key]
+            it = ArchiveIterator(fh)
+            for record in it:
+                head = record.content_stream().read(200_000) if record.rec_type == "response" else b""
+                offset, rid = it.get_record_offset(), record.rec_headers.get_header("WARC-Record-ID")  # (once read)
+                if record.rec_type == "response":
+                    m = re.search(rb'name="bench-version" content="(\d+)"', head)
+                    by_id[rid] = at[(str(path), offset)] = int(m.group(1)) if m else None
+                elif record.rec_type == "revisit":
+                    refers[(str(path), offset)] = record.rec_headers.get_header("WARC-Refers-To")
+    at.update({key: by_id.get(rid) for key, rid in refers.items()})
+    return at
 
 
 def main() -> None:
@@ -224,11 +230,12 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=120, help="how long pages are edited")
     ap.add_argument("--interval", type=float, default=4.0, help="a watch's --every, real seconds")
     ap.add_argument("--polite", type=float, default=0.2, help="MIN_INTERVAL: seconds between a host's fetches")
+    ap.add_argument("--grace", type=float, default=30, help="seconds the crawl goes on after the last edit")
     ap.add_argument("--seed", type=int, default=57)
     ap.add_argument("--smoke", action="store_true", help="tiny: for tests/test_benches.py")
     args = ap.parse_args()
     if args.smoke:
-        args.pages_per_host, args.seconds = 2, 18
+        args.pages_per_host, args.seconds, args.grace = 2, 18, 10
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="crawlproj-changes-bench-"))
     roots: dict[str, Path] = {}
@@ -293,7 +300,7 @@ def main() -> None:
                     edits.append({"url": f"{base[page.host]}{page.url_path}", "version": page.version, "kind": kind,
                                   "meaningful": meaningful, "at": time.time(), "watched": page.watched})
                 time.sleep(every)
-            time.sleep(max(3 * args.interval, 8))  # the last edits' revisits, and their reports
+            time.sleep(args.grace)  # the last edits' revisits, and their reports
         finally:
             crawl.send_signal(signal.SIGINT)
             try:
@@ -309,20 +316,24 @@ def main() -> None:
     conn = sqlite3.connect(db)
     changes = read_changes(conn)
     conn.close()
-    cache: dict = {}
+    version_at = versions(work / "warc")
+    (work / "edits.jsonl").write_text("".join(json.dumps(e) + "\n" for e in edits))
     by_url: dict[str, list[dict]] = {}
     for e in edits:
         by_url.setdefault(e["url"], []).append(e)
     tp = fp = fn = 0
+    unjudged: list[str] = []  # records whose captures carry no version (cannot be scored)
     covered: set[tuple[str, int]] = set()
     noise_reports_watched = 0
     latencies_watched, latencies_other, late_watched = [], [], []
     for c in changes:
         if c.at < started:
             continue
-        v0 = version_of(c.previous_warc_file, c.previous_warc_offset, cache) if c.previous_warc_file else None
-        v1 = version_of(c.warc_file, c.warc_offset, cache) if c.warc_file else None
+        v0 = version_at.get((c.previous_warc_file, c.previous_warc_offset))
+        v1 = version_at.get((c.warc_file, c.warc_offset))
         if v0 is None or v1 is None:
+            unjudged.append(f"{c.url.rsplit('/', 1)[1]} {c.reason} ({c.previous_warc_file and 'archived'}, "
+                            f"{v0}->{v1})")
             continue
         spanned = [e for e in by_url.get(c.url, []) if v0 < e["version"] <= v1]
         covered.update((c.url, e["version"]) for e in spanned)
@@ -351,8 +362,10 @@ def main() -> None:
         "by_kind": {k: sum(e["kind"] == k for e in edits) for k in (*CONTENT, *NOISE, *WATCH_NOISE)},
         "precision": round(tp / (tp + fp), 4) if tp + fp else None,
         "recall": round(tp / (tp + fn), 4) if tp + fn else None,
-        "true_reports": tp, "false_reports": fp, "missed": len(missed), "judged_noise_wrongly": fn - len(missed),
-        "noise_reports_on_watched_pages": noise_reports_watched,
+        "true_reports": tp, "false_reports": fp, "missed": len(missed),
+        "missed_edits": [f"{e['kind']} ({'watched' if e['watched'] else 'unwatched'}, "
+                         f"{round(time.time() - e['at'])} s before the end)" for e in missed], "judged_noise_wrongly": fn - len(missed),
+        "noise_reports_on_watched_pages": noise_reports_watched, "unjudged_records": unjudged,
         "watch_interval_s": args.interval,
         "watched_report_s": {"median": round(statistics.median(latencies_watched), 2) if latencies_watched else None,
                              "max": round(max(latencies_watched), 2) if latencies_watched else None},

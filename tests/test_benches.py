@@ -36,6 +36,9 @@ CHECKS = {
                                 and all(o["export"][f"{f}_times"]["pages"]
                                         == o["export"]["times"] * o["export"][f]["pages"]
                                         for f in ("jsonl", "parquet", "wet"))),
+    "changes": lambda o: (o["edits"] > 0 and o["politeness_violations"] == 0 and o["false_reports"] == 0
+                          and o["noise_reports_on_watched_pages"] == 0 and o["changes_recorded"] > 0
+                          and o["webhooks_dead_lettered"] == 0),
     "completion": lambda o: all(s["low_s"] <= s["estimate_s"] <= s["high_s"] and s["peak_rss_mb"] > 0
                                 for s in o["shapes"].values()) and len(o["shapes"]) == 1,
     "documents": lambda o: (o["pypdfium2"]["pages"] == o["pdfminer.six"]["pages"] > 0 and o["pypdfium2"]["failed"] == []

@@ -33,6 +33,8 @@ _ZONE = r"(?:z|utc|gmt|[ecmp][sd]t|cet|cest|[+-]\d{2}:?\d{2})"
 #: Dates and times, most specific first (each match becomes one placeholder).
 DATE_PATTERNS = [
     rf"\d{{4}}-\d{{2}}-\d{{2}}(?:[t ]{_TIME})?(?:\s?{_ZONE})?",  # ISO 8601
+    rf"\d{{4}}/\d{{1,2}}/\d{{1,2}}(?:,?\s{_TIME})?",  # 2026/11/27
+    rf"(?:{_DAY}\s)?{_MONTH}\s+\d{{1,2}}\s+{_TIME}(?:\s{_ZONE})?\s+\d{{4}}",  # ctime: Fri Nov 27 17:45:16 2026
     rf"\d{{1,2}}[./-]\d{{1,2}}[./-]\d{{2,4}}(?:,?\s{_TIME})?",  # 27/11/2026, 27.11.26
     rf"(?:{_DAY},?\s)?{_MONTH}\s\d{{1,2}}(?:st|nd|rd|th)?,?\s\d{{4}}(?:,?\s(?:at\s)?{_TIME})?(?:\s?{_ZONE})?",
     rf"(?:{_DAY},?\s)?\d{{1,2}}(?:st|nd|rd|th)?\s(?:of\s)?{_MONTH},?\s\d{{4}}(?:,?\s(?:at\s)?{_TIME})?(?:\s?{_ZONE})?",
@@ -46,7 +48,8 @@ DATE_PATTERNS = [
 TOKEN_PATTERNS = [
     r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
     r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b",
-    r"(?<![\w/.-])(?=[\w-]*\d)(?=[\w-]*[a-z])[\w-]{16,}(?![\w/.])",
+    r"(?<![\w/.+=-])(?=[\w+=-]*\d)(?=[\w+=-]*[a-z])[\w+=-]{16,}(?![\w/.])",
+    r"(?<![\w.])\d{9,}(?![\w.])",  # unix times, request and cache ids
 ]
 #: Words that make the integer beside them a counter.
 COUNTER_WORDS = (r"views?|viewed|visits?|visitors?|visited|hits?|times|downloads?|downloaded|comments?|likes?|"
@@ -69,6 +72,7 @@ _counter_before = re.compile(rf"\b(?:{COUNTER_WORDS})\s*[:=]?\s*$", _flags)
 _counter_after = re.compile(rf"^\s*(?:{COUNTER_WORDS})\b", _flags)
 _words = re.compile(r"[^\W\d_]+")
 _space = re.compile(r"\s+")
+_word = re.compile(r"\w+")
 _markdown_link = re.compile(r"\]\((https?://[^)\s]+)")
 
 
@@ -106,9 +110,13 @@ def normalise(text: str, ignore: Sequence[re.Pattern] = ()) -> list[str]:
     return [n for n in (normalise_line(line) for line in text.splitlines()) if n]
 
 
+_path_token = re.compile(r"(?<=[/=;])(?=[\w-]*\d)(?=[\w-]*[a-z])[\w-]{16,}", re.IGNORECASE)
+
+
 def _link_key(url: str) -> str:
-    """A link as compared: its fragment dropped, tokens and numbers of its query normalised."""
-    url = url.split("#", 1)[0]
+    """A link as compared: its fragment dropped, tokens in its path and tokens and numbers of its
+    query normalised."""
+    url = _path_token.sub("<token>", url.split("#", 1)[0])
     if "?" in url:
         path, query = url.split("?", 1)
         url = path + "?" + re.sub(r"\d+", "<n>", _tokens.sub("<token>", query))
@@ -178,8 +186,8 @@ def compare(before: Snapshot, after: Snapshot, ignore: Iterable[re.Pattern] = ()
     title_a, title_b = (_space.sub(" ", t or "").strip() for t in (before.title, after.title))
     norm_a, norm_b = normalise(before.text, ignore), normalise(after.text, ignore)
     title_changed = normalise_line(_cut(title_a, ignore)) != normalise_line(_cut(title_b, ignore))
-    if norm_a != norm_b and sorted(norm_a) != sorted(norm_b):
-        reason = "text"
+    if norm_a != norm_b and sorted(_word.findall(" ".join(norm_a))) != sorted(_word.findall(" ".join(norm_b))):
+        reason = "text"  # (the same words in another order, as a shuffled inline list, are not)
     elif title_changed:
         reason = "title"
     elif links_added or links_removed:

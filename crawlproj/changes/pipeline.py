@@ -16,11 +16,23 @@ from ..items import PageItem
 from ..store import beside_store, settings_store
 from ..store.changes import ChangeRecord, WatchSnapshot, get_snapshot
 from ..store.content import read as read_content
+from ..store.warc import Location, read_capture
 from .classify import Snapshot, compare, markdown_links
 from .watches import WatchList, selection
 from .webhooks import WebhookSender
 
 logger = logging.getLogger("crawlproj.changes")
+
+
+def previous_body(warc_file: str | None, offset: int | None) -> bytes | None:
+    """The payload of the capture at ``warc_file``/``offset`` (None: none, or not readable)."""
+    if not warc_file or offset is None:
+        return None
+    try:
+        kind, _, _, payload = read_capture(Location(warc_file, offset))
+    except (OSError, StopIteration, ValueError):
+        return None
+    return payload if kind == "response" else None
 
 
 def change_id(url: str, at: float) -> str:
@@ -100,9 +112,13 @@ class ChangePipeline:
             return  # a first capture, or the very same bytes
         if selector:
             old = get_snapshot(conn, item.url)
-            if old is None:
-                return  # the watch's first capture: the next one is compared with it
-            before = Snapshot(old.title, old.text, tuple(old.links))
+            if old is not None:
+                before = Snapshot(old.title, old.text, tuple(old.links))
+            else:  # watched since its last capture: that capture's selection, from its WARC record
+                body = previous_body(prev[3], prev[4])
+                if body is None:
+                    return  # not archived: this capture is the watch's baseline
+                before = selection(body, item.final_url or item.url, watch.css, watch.xpath)
         else:
             content = read_content(conn, item.url)
             if content is None or item.content is None:

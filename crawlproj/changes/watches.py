@@ -48,9 +48,9 @@ def check_selector(css: str | None, xpath: str | None) -> None:
 
 
 def _text(node, out: list[str]) -> None:
-    tag = node.tag if isinstance(node.tag, str) else ""
-    if tag in UNSEEN:
+    if not isinstance(node.tag, str) or node.tag in UNSEEN:  # a comment, a processing instruction, a script
         return
+    tag = node.tag
     block = tag in BLOCKS
     if block:
         out.append("\n")
@@ -65,7 +65,9 @@ def _text(node, out: list[str]) -> None:
 def selection(body: bytes | str, url: str, css: str | None = None, xpath: str | None = None) -> Snapshot:
     """The watched content of a page: the selected elements' text (a line per block) and links,
     and the page's title."""
-    sel = Selector(text=body.decode("utf-8", "replace") if isinstance(body, bytes) else body)
+    # As HTML always: parsel takes a page with an XML declaration (DocBook's XHTML) for XML, where
+    # no CSS selector matches for want of its namespace.
+    sel = Selector(text=body.decode("utf-8", "replace") if isinstance(body, bytes) else body, type="html")
     title = sel.css("title::text").get()
     picked = sel.css(css) if css else sel.xpath(xpath)
     out: list[str] = []

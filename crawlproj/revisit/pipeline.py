@@ -39,7 +39,7 @@ LASTMODS_KEPT = 1_000_000
 PRIOR_SAMPLE = 5000
 #: A watched page falls due this share of its watch's interval after its visit: the frontier's
 #: queueing (a revisit goes out a little after it is due) then still fits within the interval asked.
-WATCH_EARLY = 0.9
+WATCH_EARLY = 0.8
 #: Statuses that mean a page is gone: it leaves the revisit queue.
 GONE = (404, 410)
 
