@@ -59,6 +59,13 @@ def test_the_frontier_scheduler_without_its_downloader_refuses_to_start_naming_i
         foreign(DOWNLOADER="scrapy.core.downloader.Downloader")
 
 
+def test_an_ordering_without_the_frontier_refuses_to_start_naming_it():
+    with pytest.raises(SettingsError, match=r"PRIORITIZER='backlinks' is invalid: orders the frontier's queues: it "
+                                            r"needs SCHEDULER = 'crawlproj.frontier.scheduler.FrontierScheduler'"):
+        foreign(SCHEDULER="scrapy.core.scheduler.Scheduler", PRIORITIZER="backlinks")
+    foreign(SCHEDULER="scrapy.core.scheduler.Scheduler")  # breadth-first: any scheduler
+
+
 def test_the_frontier_scheduler_alone_names_what_it_needs():
     from crawlproj.frontier.scheduler import FrontierScheduler
 
