@@ -55,33 +55,28 @@ crawl: $(CRAWL_STAMP)
 	$(BIN)/scrapy crawl web -a seeds=$(SEEDS) -s PROFILE=local \
 	  $(if $(CONTACT),-s "USER_AGENT=crawlproj/0.1 (+$(CONTACT))") $(ARGS)
 
-## make test: the whole suite (what CI runs), in two phases. TEST_WORKERS processes share the
-## tests that tolerate a loaded machine (most wait on servers, not on the CPU); then SERIAL_WORKERS
-## processes share the `serial` ones (crawls judged against the wall clock, tests/conftest.py):
-## three on this 2-core machine, as most of their time is spent waiting out politeness intervals.
-## In each phase a process takes one test at a time, the longest first (LONGEST_FIRST), the tests
-## of one xdist_group one after another in one process (the timed tests that start Chromium:
-## renders beside another browser's are slower than the timeouts they judge), and a test that
-## fails beside others runs again alone, and must pass alone (a crawl timed on a loaded machine
-## measures the load, not the crawler).
-## pytest's exit 5 (nothing selected, e.g. PYTEST_ARGS naming one file) is no failure.
+## make test: the whole suite (what CI runs), in two phases (scripts/test-phase). TEST_WORKERS
+## processes share the tests that tolerate a loaded machine (most wait on servers, not on the
+## CPU); then SERIAL_WORKERS processes share the `serial` ones (crawls judged against the wall
+## clock, marked on the tests): three on this 2-core machine, as most of their time is spent
+## waiting out politeness intervals. In each phase a process takes one test at a time, the
+## longest first (tests/conftest.py), the tests of one xdist_group one after another in one
+## process (renders beside another browser's are slower than the timeouts they judge), and a
+## test that fails beside others runs again alone, and must pass alone. The suite ends by naming
+## every test that ran again, its first failure and how it ended alone (tests/rerun_log.py).
 TEST_WORKERS ?= 4
 SERIAL_WORKERS ?= 3
-PYTEST := $(BIN)/python -m pytest -q -o cache_dir=$(VENV)/pytest-cache
-# $(call share,processes,marker expression): the tests so marked, shared, failures again alone.
-define share
-$(PYTEST) -n $(1) --dist loadgroup --maxschedchunk 1 -m "$(2)" $(PYTEST_ARGS) || test $$? -eq 5 || { \
-  echo "make test: the tests that failed beside others run again, alone:"; \
-  $(PYTEST) --last-failed --last-failed-no-failures none -m "$(2)" $(PYTEST_ARGS); }
-endef
+RERUN_LOG := $(VENV)/test-reruns.jsonl
 test: setup .venv-pywb/.installed
-	@rm -rf $(VENV)/pytest-cache
-	$(call share,$(TEST_WORKERS),not serial)
-	$(call share,$(SERIAL_WORKERS),serial)
+	@rm -rf $(VENV)/pytest-cache $(RERUN_LOG)
+	@status=0; export PYTHON=$(BIN)/python TEST_CACHE=$(VENV)/pytest-cache TEST_RERUN_LOG=$(RERUN_LOG); \
+	  scripts/test-phase $(TEST_WORKERS) "not serial" $(PYTEST_ARGS) || status=1; \
+	  scripts/test-phase $(SERIAL_WORKERS) serial $(PYTEST_ARGS) || status=1; \
+	  $(BIN)/python -m tests.rerun_log $(RERUN_LOG); exit $$status
 
 ## make test-fast: the edit-test loop: the unit tests and one small crawl (no other server or crawl)
 test-fast: setup
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow or edit_loop" $(PYTEST_ARGS)
 
 ## make demo: sandbox web + crawl + summary, no internet needed
 demo: setup

@@ -148,14 +148,23 @@ def string_list(settings: BaseSettings, name: str) -> None:
         raise SettingsError(name, raw, "expected a list of non-empty strings")
 
 
+def _list_of(settings: BaseSettings, name: str, allowed_path: str, what: str) -> None:
+    """A list of strings each among the values at ``allowed_path`` (loaded when checked)."""
+    allowed = load_object(allowed_path)
+    string_list(settings, name)
+    unknown = [v for v in settings.getlist(name) if v not in allowed]
+    if unknown:
+        raise SettingsError(name, settings.get(name), f"unknown {what} {unknown[0]!r}; choose from {', '.join(allowed)}")
+
+
 @accepts("a list of: search, ai-input, ai-train, tdm")
 def ai_uses(settings: BaseSettings, name: str) -> None:
-    USES = load_object("crawlproj.politeness.ai_signal_rules.USES")
+    _list_of(settings, name, "crawlproj.politeness.ai_signal_rules.USES", "use")
 
-    string_list(settings, name)
-    unknown = [v for v in settings.getlist(name) if v not in USES]
-    if unknown:
-        raise SettingsError(name, settings.get(name), f"unknown use {unknown[0]!r}; choose from {', '.join(USES)}")
+
+@accepts("a list of: stylesheet, script, image, icon, iframe, media, font")
+def requisite_kinds(settings: BaseSettings, name: str) -> None:
+    _list_of(settings, name, "crawlproj.content.requisites.KINDS", "kind")
 
 
 @accepts("a list of regular expressions")

@@ -37,15 +37,25 @@ def validate(settings: BaseSettings, modules: tuple = MODULES, unknown: bool = T
     identity(settings)
 
 
-#: Setting names of the extensions crawlproj runs with, which declare no list of them.
+#: Setting names of the extensions crawlproj runs with, which declare no list of them. A name
+#: under one of these prefixes that no one declares passes, unless it is close to one someone
+#: does (``REDIS_POP_BACH``: ``REDIS_POP_BATCH`` misspelt).
 KNOWN_PREFIXES = ("PLAYWRIGHT_", "SCHEDULER_", "DUPEFILTER_", "REDIS_", "SCRAPY_POET_", "ZYTE_")
+#: scrapy-redis's settings (read in its modules: it declares only some in scrapy_redis.defaults).
+SCRAPY_REDIS = {
+    "DUPEFILTER_DEBUG", "DUPEFILTER_KEY", "REDIS_CLS", "REDIS_CONCURRENT_REQUESTS", "REDIS_DB",
+    "REDIS_DECODE_RESPONSES", "REDIS_ENCODING", "REDIS_HOST", "REDIS_ITEMS_KEY", "REDIS_ITEMS_SERIALIZER",
+    "REDIS_PARAMS", "REDIS_PORT", "REDIS_START_URLS_AS_SET", "REDIS_START_URLS_AS_ZSET",
+    "REDIS_START_URLS_BATCH_SIZE", "REDIS_START_URLS_KEY", "SCHEDULER_DUPEFILTER_CLASS",
+    "SCHEDULER_DUPEFILTER_KEY", "SCHEDULER_FLUSH_ON_START", "SCHEDULER_IDLE_BEFORE_CLOSE", "SCHEDULER_PERSIST",
+    "SCHEDULER_QUEUE_CLASS", "SCHEDULER_QUEUE_KEY", "SCHEDULER_SERIALIZER"}
 
 
 def known_settings() -> set[str]:
-    """Every setting name crawlproj or Scrapy declares."""
+    """Every setting name crawlproj, Scrapy or scrapy-redis declares."""
     from scrapy.settings import default_settings
 
-    return set(declared()) | {name for name in dir(default_settings) if name.isupper()}
+    return set(declared()) | SCRAPY_REDIS | {name for name in dir(default_settings) if name.isupper()}
 
 
 def _unknown(settings: BaseSettings) -> None:
@@ -55,16 +65,18 @@ def _unknown(settings: BaseSettings) -> None:
 
     from scrapy.settings import SETTINGS_PRIORITIES
 
-    given = [name for name in settings.attributes
-             if settings.getpriority(name) == SETTINGS_PRIORITIES["cmdline"] and not name.startswith(KNOWN_PREFIXES)]
+    given = [name for name in settings.attributes if settings.getpriority(name) == SETTINGS_PRIORITIES["cmdline"]]
     if not given:
         return
     known = known_settings()
     for name in given:
-        if name not in known:
-            close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
-            hint = f"did you mean {close[0]}?" if close else "see docs/settings.md for every setting"
-            raise SettingsError(name, settings.get(name), f"unknown setting; {hint}")
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+        if name.startswith(KNOWN_PREFIXES) and not close:
+            continue  # another extension's setting: not ours to judge
+        hint = f"did you mean {close[0]}?" if close else "see docs/settings.md for every setting"
+        raise SettingsError(name, settings.get(name), f"unknown setting; {hint}")
 
 
 def _declarations(source: str) -> list[tuple[str, str, int]]:

@@ -4,8 +4,11 @@ A crawl that stores nothing, or skips a host, must say why where its user looks:
 periodic line counts pages only, and the only trace of a refused crawl was a counter in a
 stats dump of a hundred lines. So:
 
-* every ``PROGRESS_INTERVAL`` seconds one line: pages stored and their rate, hosts active,
+* every ``PROGRESS_INTERVAL`` seconds one line: new pages stored and their rate, hosts active,
   URLs queued, errors, and the frontier's completion estimate as a clock time with its range;
+  an incremental crawl, which runs until stopped, says instead what its revisits did (304s,
+  changes, meaningful changes) and when the next is due; each meaningful change gets a line of
+  its own (:mod:`crawlproj.changes.pipeline`);
 * a host refused by address safety, its robots.txt or the crawl's scope is logged once, at
   WARNING, with the reason and the setting that changes it (the first ``REFUSALS_LOGGED``
   hosts; the rest are counted in the stats);
@@ -82,13 +85,34 @@ def fetch_errors(stats: dict) -> dict[str, int]:
     return dict(sorted(errors.items(), key=lambda kv: -kv[1]))
 
 
-def progress_line(stats: dict, elapsed: float, now: float) -> str:
-    """One line of progress: pages, rate, hosts active, queued, errors, the completion estimate."""
-    pages = int(stats.get("store/pages", 0))
+def pages_stored(stats: dict) -> tuple[int, int]:
+    """(new pages stored, revisits stored): a revisit's capture (or its 304) is not a new page."""
+    revisits = int(stats.get("revisit/visits", 0))
+    return max(0, int(stats.get("store/pages", 0)) - revisits), revisits
+
+
+def revisit_part(stats: dict) -> str:
+    """What an incremental crawl's revisits did, and when the next one is due (it has no end time)."""
+    due, next_in = int(stats.get("revisit/short_term", 0)), stats.get("revisit/next_due_in")
+    part = (f"; {int(stats.get('revisit/tracked', 0)):,} URLs tracked, {pages_stored(stats)[1]:,} revisits "
+            f"({int(stats.get('revisit/not_modified', 0)):,} not modified, {int(stats.get('revisit/changed', 0)):,} "
+            f"changed, {int(stats.get('changes/meaningful', 0)):,} meaningful changes); {due:,} due within "
+            f"the horizon")
+    if isinstance(next_in, (int, float)):
+        part += ", the next " + ("now" if next_in <= 0 else f"in {_duration(next_in)}")
+    return part + "; runs until Ctrl-C"
+
+
+def progress_line(stats: dict, elapsed: float, now: float, incremental: bool = False) -> str:
+    """One line of progress: pages, rate, hosts active, queued, errors, the completion estimate
+    (an incremental crawl, endless: its revisits and what is due instead)."""
+    pages = pages_stored(stats)[0]
     rate = pages / elapsed if elapsed > 0 else 0.0
     line = (f"{pages:,} pages ({rate:.1f}/s) in {_duration(elapsed)}, {int(stats.get('frontier/active_keys', 0)):,} "
             f"hosts active, {int(stats.get('frontier/queued', 0)):,} URLs queued, "
             f"{sum(fetch_errors(stats).values()):,} errors")
+    if incremental:
+        return line + revisit_part(stats)
     estimate = stats.get("frontier/estimate_seconds")
     if isinstance(estimate, (int, float)):
         low, high = stats.get("frontier/estimate_low_seconds", estimate), stats.get("frontier/estimate_high_seconds", estimate)
@@ -127,10 +151,12 @@ def summary_lines(stats: dict, elapsed: float, store: str, stats_file: str | Non
                   commands: bool = True) -> list[str]:
     """The closing summary: what was stored, what failed, what was not crawled, what next
     (``commands``: crawlproj's commands are the project's, else how to have them)."""
-    pages = int(stats.get("store/pages", 0))
+    pages, revisits = pages_stored(stats)
     reason = stats.get("finish_reason", "finished")
     lines = [f"crawl {reason} after {_duration(elapsed)}: {pages:,} pages stored in {store}"
-             + (f" ({pages / elapsed:.1f} pages/s)" if elapsed > 0 and pages else "")]
+             + (f" ({pages / elapsed:.1f} pages/s)" if elapsed > 0 and pages else "")
+             + (f", {revisits:,} revisits ({int(stats.get('changes/meaningful', 0)):,} meaningful changes: "
+                f"scrapy changes --store {store})" if revisits else "")]
     errors = fetch_errors(stats)
     lines.append("  errors: " + (f"{sum(errors.values()):,} (" + ", ".join(f"{k} {n:,}" for k, n in errors.items())
                                  + ")" if errors else "none"))
@@ -197,13 +223,15 @@ class Console:
 
     def spider_opened(self, spider: Any = None) -> None:
         self._started = time.monotonic()
+        self.incremental = self.incremental or getattr(spider, "mode", None) == "incremental"
         if self.interval > 0:
             self._loop.start(self.interval, now=False)
         if self.last_crawl_file:
             record_last_crawl(self.last_crawl_file, self.store, self.stats_file)
 
     def progress(self) -> None:
-        logger.info(progress_line(self.crawler.stats.get_stats(), time.monotonic() - self._started, time.time()))
+        logger.info(progress_line(self.crawler.stats.get_stats(), time.monotonic() - self._started, time.time(),
+                                  self.incremental))
 
     def refused(self, host: str, why: str, detail: str) -> None:
         if (host, why) in self._said or self._hosts_said > self.refusals_logged:

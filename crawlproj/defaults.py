@@ -16,7 +16,7 @@ from crawlproj.checks import (ai_uses, boolean, handlers, chromium, cidr_list, c
                               exporters, export_fields, feeds, fraction,
                               fraction_or_one, host_resolve, int_list, interval_pair, non_empty, number, port,
                               prioritizer, probability, readable_file, redis_url, regex_list, revisit_range,
-                              store_uri, string_list, text, token, unit_interval)
+                              requisite_kinds, store_uri, string_list, text, token, unit_interval)
 from scrapy.settings import default_settings as _scrapy_defaults
 
 # -- identity ----------------------------------------------------------------
@@ -287,7 +287,6 @@ DOWNLOAD_MAX_HEADER_BYTES: number(int, 0) = 256 * 1024
 SCRAPER_SLOT_MAX_ACTIVE_SIZE: number(int, 0) = 24 * 1024 * 1024
 #: Redirects followed for one URL; a loop ends here and is stored as a fetch error.
 REDIRECT_MAX_TIMES: number(int, 0) = 10
-#: Keep non-2xx responses: their status is part of the archive.
 #: A host's robots.txt is fetched again after this many seconds (the Waseda crawler: 24 h drew
 #: complaints, 6 h did not). A 5xx or unreachable robots.txt is asked again sooner.
 ROBOTSTXT_TTL: number(float, 0) = 6 * 3600.0
@@ -400,6 +399,7 @@ ITEM_PIPELINES: components = {
     "crawlproj.content.pipeline.NearDuplicatePipeline": 300,
     "crawlproj.revisit.pipeline.RevisitPipeline": 400,
     "crawlproj.store.archive.ArchivePipeline": 500,
+    "crawlproj.changes.pipeline.ChangePipeline": 600,
     "crawlproj.store.pipeline.StorePipeline": 800,
 }
 
@@ -550,10 +550,31 @@ WARC_DIR: text = ""
 WARC_PREFIX: non_empty = "crawlproj"
 #: A WARC file is closed and a new one started once it passes this many bytes.
 WARC_MAX_BYTES: number(int, 4096) = 1 << 30
+#: Write each page's outlinks in a metadata record beside its response, as Heritrix does
+#: ("outlink: URL L a/@href" a line), for tools that rebuild the link graph from the WARC alone.
+WARC_OUTLINKS: boolean = False
 #: The payload-digest index (each payload's first capture: a later identical payload, at
 #: any URL, in any crawl into this store, is written as a revisit record pointing at it).
 #: Empty: beside the store (data/crawl.db -> data/crawl.digests.db).
 WARC_DIGEST_INDEX: text = ""
+#: Fetch and archive each HTML page's requisites: its stylesheets (and their @import and url()
+#: targets: fonts, background images), scripts, images, icons, iframes and video posters, through
+#: the frontier like any request (politeness, robots.txt, address safety, the URL-seen filter), as
+#: response or revisit records, never stored as pages (docs/archiving.md). Off by default: a search
+#: index or a study of text does not need them and each costs a fetch in its host's interval; the
+#: archive profile turns it on.
+REQUISITES_ENABLED: boolean = False
+#: Which kinds of requisite are fetched.
+REQUISITES_TYPES: requisite_kinds = ["stylesheet", "script", "image", "icon", "iframe", "media", "font"]
+#: Requisites taken from one page (or one stylesheet), at most, in document order. 0: no bound.
+REQUISITES_MAX_PER_PAGE: number(int, 0) = 150
+#: Requisites fetched from one host over the crawl, at most. 0: no bound.
+REQUISITES_MAX_PER_HOST: number(int, 0) = 20_000
+#: A requisite's body, at most (bytes): a larger one is cut and counted (requisites/too_large).
+REQUISITES_MAX_BYTES: number(int, 1) = 8 * 1024 * 1024
+#: Fetch requisites on hosts other than the page's (a CDN's stylesheet, a font service), still
+#: within ALLOWED_DOMAINS and ALLOWED_SUFFIXES; off: the page's own host only.
+REQUISITES_OTHER_HOSTS: boolean = True
 #: Package the crawl as a WACZ (WARC files, CDXJ index, pages list, datapackage) when it
 #: closes, as `scrapy wacz` does (crawlproj.store.wacz). Off: indexing a large archive takes a while.
 WACZ_ON_CLOSE: boolean = False
@@ -665,6 +686,24 @@ REVISIT_HORIZON: number(float, 0, inclusive=False) = 86400.0
 REVISIT_SHORT_TERM_MAX: number(int, 1) = 1_000_000
 REVISIT_REFRESH_SECONDS: number(float, 0, inclusive=False) = 1.0
 REVISIT_IN_FLIGHT_TIMEOUT: number(float, 0, inclusive=False) = 3600.0
+
+# -- changes and watches (crawlproj.changes, docs/watching.md) -------------------
+#: Record what each revisit that finds new content changed (the store's changes table: main-text
+#: diff, similarity, links, title; meaningful or noise), log a line per meaningful change and
+#: send it to WEBHOOK_URLS. Off: revisits only reschedule.
+CHANGES_ENABLED: boolean = True
+#: Real seconds between readings of the store's watches (`scrapy watch add` while a crawl runs).
+WATCH_REFRESH_SECONDS: number(float, 0) = 5.0
+#: Addresses each meaningful change is POSTed to as JSON (crawlproj.changes.webhooks).
+WEBHOOK_URLS: string_list = []
+#: The shared secret the body is signed with (HMAC-SHA256, header X-Crawlproj-Signature); empty: unsigned.
+WEBHOOK_SECRET: text = ""
+#: Attempts after the first, the first retry WEBHOOK_BACKOFF seconds later, doubled each time;
+#: then the delivery is dead-lettered in WEBHOOK_DEADLETTER_FILE (empty: <store>.webhooks-failed.jsonl).
+WEBHOOK_RETRIES: number(int, 0) = 5
+WEBHOOK_BACKOFF: number(float, 0) = 2.0
+WEBHOOK_TIMEOUT: number(float, 0, inclusive=False) = 10.0
+WEBHOOK_DEADLETTER_FILE: text = ""
 
 # -- the live dashboard (crawlproj.dashboard) --------------------------------
 #: Serve a live page of the crawl from the crawl process.

@@ -49,6 +49,12 @@ class PageItem:
     # What users keep of the page (PageContent: main text, Markdown,
     # description, dates...), set by the content stage; None when it was not extracted.
     content: PageContent | None = None
+    # What this capture changed from the last (crawlproj.store.changes.ChangeRecord), set by the
+    # change pipeline on a revisit that found new content; the store writes it with the page.
+    change: Any = None
+    # A watched page's watched content (crawlproj.store.changes.WatchSnapshot), kept by the store
+    # for its next comparison.
+    watch_snapshot: Any = None
 
 
 @dataclass
@@ -76,6 +82,23 @@ class PageContent:
     # How each content setting applies (CONTENT_MARKDOWN and CONTENT_MAX_CHARS are read by the
     # extraction and applied again by the store and the feeds, crawlproj.store.content.kept;
     # CONTENT_STORE and CONTENT_SEARCH are the store's): docs/exporting.md.
+
+
+@dataclass
+class RequisiteItem:
+    """A page requisite fetched (a stylesheet, script, image, font...: what a browser needs to
+    show a page). Archived (a response, or a revisit record when its payload was archived
+    before), never stored or read as a page; the store reports its URL completed."""
+
+    url: str  # as fetched, after redirects
+    requested_url: str  # as the page named it
+    kind: str  # crawlproj.content.requisites.KINDS
+    status: int
+    body: bytes
+    response_headers: list[tuple[str, str]] = field(default_factory=list)
+    request_headers: list[tuple[str, str]] = field(default_factory=list)
+    warc_file: str | None = None
+    warc_offset: int | None = None
 
 
 @dataclass

@@ -22,5 +22,5 @@ COMMANDS_MODULE: text = "crawlproj.commands"
 #: crawlproj's page filter: stored pages only, one record each.
 ADDONS: components = {"crawlproj.profiles.ProfileAddon": 0, "crawlproj.exports.feeds.PageFeeds": 10}
 
-#: Which profile of the project's settings/ to apply (local, sandbox, distributed, incremental).
+#: Which profile of the project's settings/ to apply (local, sandbox, distributed, incremental, archive).
 PROFILE: text = "local"

@@ -12,6 +12,8 @@ import pytest
 
 from sandbox.harness import PROJECT_DIR
 
+pytestmark = pytest.mark.slow
+
 #: Every bench script and what its smoke line must show. bench/bare_spider.py is no bench but
 #: the peer spider the throughput and memory benches run.
 CHECKS = {

@@ -5,9 +5,13 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from crawlproj.content.near_duplicates import jaccard, shingles
 from sandbox import harness
 from crawlproj.store.warc import Location, read_response
+
+pytestmark = pytest.mark.slow
 
 INTERVAL = 0.02
 

@@ -16,6 +16,8 @@ from crawlproj.dashboard.board import HostBoard, RateSeries, errors_by_kind, rob
 from crawlproj.rendering.browser import find_chromium
 from sandbox.harness import PROJECT_DIR, crawl_command, dashboard_urls
 
+pytestmark = pytest.mark.slow
+
 ARTIFACTS = Path(os.environ.get("CRAWLPROJ_ARTIFACTS", Path(__file__).parent / "artifacts"))
 OPERATOR, VIEWER = "operator-token-0123456789", "viewer-token-0123456789"
 

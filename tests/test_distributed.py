@@ -2,6 +2,7 @@
 
 import time
 
+import pytest
 from scrapy import Request
 
 from crawlproj.distributed.dupefilter import RedisBloomDupeFilter, bloom_shape
@@ -194,6 +195,7 @@ def test_a_lazy_release_rides_with_the_next_pop(any_redis):
     assert b.pop(time.monotonic())[1]["url"] == "http://h/2"
 
 
+@pytest.mark.slow  # a redis-server of its own, killed
 def test_redis_crash_with_aof_loses_nothing_acknowledged():
     from sandbox.servers import RedisServer
 

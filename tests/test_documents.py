@@ -203,6 +203,7 @@ def _watch_rss(proc: subprocess.Popen, peaks: dict) -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_a_crawl_reads_pdfs_follows_their_links_and_survives_hostile_ones(tmp_path, real):
     docs, hostile, plain = tmp_path / "docs", tmp_path / "hostile", tmp_path / "plain"
     for d in (docs, hostile, plain):

@@ -5,7 +5,11 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from sandbox.harness import PROJECT_DIR, crawl_command, dashboard_urls, interrupt, run_crawl
+
+pytestmark = pytest.mark.slow
 
 CONTACT = "crawlproj-tests/0.1 (+https://crawlproj.test/contact)"
 

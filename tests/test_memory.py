@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
 from crawlproj.memory import RssTrack, milestones, rss_bytes, trim_heap
+
+pytestmark = pytest.mark.slow
 
 MB = 2**20
 

@@ -25,6 +25,8 @@ from sandbox.harness import PROJECT_DIR, crawl_command, dashboard_urls, run_craw
 from crawlproj.distributed.deadletters import RedisDeadLetters
 from crawlproj.store.deadletters import SqliteDeadLetters
 
+pytestmark = pytest.mark.slow
+
 OPERATOR, VIEWER = "operator-token-0123456789", "viewer-token-0123456789"
 
 

@@ -20,6 +20,9 @@ from sandbox.audit import politeness_report
 from sandbox.harness import PROJECT_DIR
 from sandbox.servers import NginxServer
 
+# A wheel built and installed, crawls judged by nginx's log: slow, and timed.
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
+
 PG = docsites.SITES[0]
 PAGES = 12
 CONTACT = "mydocs/1.0 (+https://mydocs.example/bot)"

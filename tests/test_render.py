@@ -20,6 +20,8 @@ from crawlproj.downloadermiddlewares.render_decision import RenderDecisionMiddle
 from crawlproj.rendering.pacing import SubrequestPacer
 from sandbox.graph import SandboxConfig, SandboxWeb
 
+pytestmark = pytest.mark.slow
+
 ARTICLE = "<p>" + "A plain article with a good deal of text about crawling the web politely. " * 10 + "</p>"
 NAV = "".join(f'<a href="/p/{i}.html">page {i}</a>' for i in range(5))
 

@@ -15,6 +15,8 @@ from crawlproj.report.analysis import host_pagerank
 from sandbox.harness import PROJECT_DIR, crawl_sandbox
 from crawlproj.urls import host_of
 
+pytestmark = pytest.mark.slow
+
 
 def dense_pagerank(edges, damping=0.85):
     """The textbook definition on a dense matrix: the reference for the sparse one."""

@@ -7,6 +7,8 @@ import redis
 
 from sandbox.servers import RedisServer
 
+pytestmark = pytest.mark.slow
+
 
 def test_redis_server_runs_on_a_free_loopback_port_and_is_gone_after():
     with RedisServer() as server:

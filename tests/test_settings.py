@@ -69,6 +69,7 @@ def test_bad_values_name_the_setting(name, value):
     assert exc.value.name == name and name in str(exc.value)
 
 
+@pytest.mark.slow  # a crawl process (refused before crawling)
 def test_crawl_with_bad_setting_fails_before_crawling(tmp_path):
     for setting, fragment in (("PROFILE=distributedd", "unknown profile"), ("STORE_BATCH_SIZE=-5", "must be >= 1"),
                               ("MIN_INTERVALL=1", "unknown setting; did you mean MIN_INTERVAL?")):
@@ -81,6 +82,7 @@ def test_crawl_with_bad_setting_fails_before_crawling(tmp_path):
         assert "Traceback" not in proc.stderr and "Spider opened" not in proc.stderr
 
 
+@pytest.mark.slow  # crawl processes (refused before crawling)
 @pytest.mark.parametrize("args, fragment", [
     (["web", "-a", "seeds=/no/such/seeds.txt"], "seeds file /no/such/seeds.txt: No such file or directory"),
     (["site"], "the site spider needs -a url="),
@@ -209,4 +211,16 @@ def test_an_unknown_setting_on_the_command_line_is_refused_and_known_ones_are_no
     validate(settings)
     settings.set("CONCURENT_REQUESTS", 8, priority="cmdline")
     with pytest.raises(SettingsError, match="did you mean CONCURRENT_REQUESTS"):
+        validate(settings)
+
+
+def test_a_misspelt_setting_of_crawlprojs_own_prefixes_is_refused_and_other_extensions_pass():
+    from crawlproj.config import validate
+
+    settings = project_settings(REDIS_PARAMS={}, REDIS_START_URLS_KEY="k", PLAYWRIGHT_SOMETHING_NEW=1)
+    for name in ("REDIS_PARAMS", "REDIS_START_URLS_KEY", "PLAYWRIGHT_SOMETHING_NEW"):
+        settings.set(name, settings.get(name), priority="cmdline")
+    validate(settings)  # scrapy-redis's, and a name no one here could have meant
+    settings.set("REDIS_POP_BACH", 32, priority="cmdline")
+    with pytest.raises(SettingsError, match="did you mean REDIS_POP_BATCH"):
         validate(settings)

@@ -3,7 +3,11 @@
 import asyncio
 import time
 
+import pytest
+
 from crawlproj.stalls import LOOP_IDLE, IdleTimingEventLoop, ReactorLag, TurnTaker, loop_busy_seconds
+
+pytestmark = pytest.mark.slow
 
 
 def run(coro):
@@ -14,6 +18,7 @@ def run(coro):
         loop.close()
 
 
+@pytest.mark.serial  # upper bounds on wall-clock time: the timed tier
 def test_idle_timing_loop_counts_waiting_as_idle_and_work_as_busy():
     async def wait_then_work():
         before = loop_busy_seconds()
@@ -29,6 +34,7 @@ def test_idle_timing_loop_counts_waiting_as_idle_and_work_as_busy():
     assert 0.19 <= worked < 0.3
 
 
+@pytest.mark.serial  # a timer run within 60 ms of its due time: the timed tier
 def test_turns_let_a_due_timer_run_in_the_middle_of_long_work():
     ran_at: list[float] = []
 

@@ -103,3 +103,32 @@ def test_a_crawl_process_loads_nothing_only_other_commands_or_unlisted_extension
     proc = subprocess.run([sys.executable, "-c", code], cwd=PACKAGE.parent, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "[]"
+
+
+def test_every_exception_is_declared_in_errors_with_the_common_base():
+    """crawlproj's exceptions live in crawlproj/errors.py, each a CrawlprojError, so a caller can
+    catch what crawlproj raises apart from its libraries' errors, and a reader finds them all."""
+    import inspect
+
+    import crawlproj.errors as errors
+
+    declared = {name for name, value in vars(errors).items()
+                if inspect.isclass(value) and issubclass(value, BaseException) and value.__module__ == errors.__name__}
+    assert declared and all(issubclass(getattr(errors, name), errors.CrawlprojError) for name in declared)
+    elsewhere = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "errors.py" and path.parent == PACKAGE:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and any(
+                    (isinstance(b, ast.Name) and (b.id.endswith(("Error", "Exception", "Timeout", "Refused", "Failed"))
+                                                  or b.id in ("IgnoreRequest", "DropItem", "NotConfigured")))
+                    for b in node.bases):
+                elsewhere.append(f"{path.relative_to(PACKAGE)}:{node.name}")
+    assert not elsewhere, f"declare these in crawlproj/errors.py: {elsewhere}"
+
+
+def test_the_engine_s_private_slot_is_read_only_in_engine_state():
+    reads = [f"{path.relative_to(PACKAGE)}" for path in PACKAGE.rglob("*.py")
+             if path.name != "engine_state.py" and '"_slot"' in path.read_text(encoding="utf-8")]
+    assert not reads, f"ask crawlproj/engine_state.py instead: {reads}"

@@ -4,7 +4,11 @@ import json
 import sqlite3
 import subprocess
 
+import pytest
+
 from sandbox.harness import run_crawl
+
+pytestmark = pytest.mark.slow
 
 INTERVAL = 0.2
 

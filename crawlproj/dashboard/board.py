@@ -171,6 +171,9 @@ def snapshot(stats: dict, series: RateSeries, board: HostBoard, hosts: list[str]
         "near_duplicates": {"checked": checked, "duplicates": duplicates, "rate": _rate(duplicates, checked)},
         "revisit": {"requests": revisits, "changed": g("revisit/changed", 0),
                     "not_modified": g("revisit/not_modified", 0), "tracked": g("revisit/tracked", 0),
+                    # as the console counts them: a revisit's capture is not a new page
+                    "new_pages": max(0, g("store/pages", 0) - g("revisit/visits", 0)),
+                    "visits": g("revisit/visits", 0), "next_due_in": g("revisit/next_due_in"),
                     "change_rate": _rate(g("revisit/changed", 0), revisits)},
         "ordering": {"tracked": g("ordering/tracked", 0), "promotions": g("ordering/promotions", 0),
                      "harvest_rate": g("topical/harvest_rate"), "opt_out_dropped": g("frontier/opt_out_dropped", 0)},

@@ -17,7 +17,8 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 
 from ..console import note_refusal
-from ..politeness.address_safety import AddressRefused, parse_allowlist, unsafe_kind
+from ..errors import AddressRefused
+from ..politeness.address_safety import parse_allowlist, unsafe_kind
 
 
 class AddressSafetyMiddleware:

@@ -226,10 +226,12 @@ class FrontierScheduler(BaseScheduler):
         if host in self._capped:
             self.stats.inc_value("traps/copy_host_dropped")
             return False
-        if not request.dont_filter and not self.site_cap.admit(host):  # retries and requeues are not new pages
+        # Retries and requeues are not new pages, nor are a page's requisites (REQUISITES_MAX_PER_HOST bounds them).
+        page = not request.dont_filter and not request.meta.get("requisite")
+        if page and not self.site_cap.admit(host):
             self.stats.inc_value("traps/max_pages_per_host")
             return False
-        if not request.dont_filter and not self.domains.admit(host):
+        if page and not self.domains.admit(host):
             self.stats.inc_value("traps/max_pages_per_domain")
             return False
         revisit = request.meta.get("revisit", False)

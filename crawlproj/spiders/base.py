@@ -15,18 +15,20 @@ from twisted.python.failure import Failure
 
 from .. import signals as crawl_signals
 from ..console import note_refusal
-from ..content.extract import ExtractedLink, iter_links, page_budget, parsed_page
+from ..content.extract import ExtractedLink, base_url, iter_links, page_budget, parsed_page
 from ..content.language import declared_language
 from ..content.offload import DocumentFailed, PageWorkers, StageTimeout
 from ..content.feeds import FeedDocument, read_feed
 from ..content.pdf import PdfDocument, read_pdf
+from ..content.requisites import Requisite, RequisiteBudget, page_requisites, stylesheet_requisites
+from ..content.requisites import SELECTOR as REQUISITE_SELECTOR
 from ..content.pdf import prepare as prepare_pdf
 from ..content.robots_directives import header_directives
 from ..content.sitemaps import read_sitemap
 from ..content.types import content_family
 from ..engine_state import engine_closing
 from ..fetch_errors import error_kind as _error_kind
-from ..items import FetchError, PageItem, SitemapUrls, Skipped
+from ..items import FetchError, PageItem, RequisiteItem, SitemapUrls, Skipped
 from ..downloadermiddlewares.ai_signals import RESERVED as AI_USE_RESERVED
 from ..scope import Scope
 from ..stalls import TurnTaker, WorkGate
@@ -185,6 +187,11 @@ class CrawlSpiderBase(scrapy.Spider):
         self.pdf_max_pages = s.getint("PDF_MAX_PAGES")
         self.feeds = s.getbool("FEEDS_ENABLED")
         self.max_links = s.getint("MAX_LINKS_PER_PAGE")
+        self.requisites = s.getbool("REQUISITES_ENABLED")
+        self.requisite_budget = RequisiteBudget(s.getint("REQUISITES_MAX_PER_PAGE"), s.getint("REQUISITES_MAX_PER_HOST"),
+                                                s.getlist("REQUISITES_TYPES"))
+        self.requisite_max_bytes = s.getint("REQUISITES_MAX_BYTES")
+        self.requisite_other_hosts = s.getbool("REQUISITES_OTHER_HOSTS")
         self._closing_since: float | None = None
         self.crawler.signals.connect(self.backlog_test, signal=crawl_signals.fetch_backlog_test)
         return s
@@ -296,9 +303,13 @@ class CrawlSpiderBase(scrapy.Spider):
         feed = family == "feed" and self.feeds
         html_page = family == "html" and isinstance(response, TextResponse)
         extras: list[Any] = []  # items that go after the page's
+        requisites: list[Requisite] = []
         if html_page and 200 <= response.status < 300:
             try:
                 page = parsed_page(response, self.page_budget)
+                if self.requisites:
+                    requisites = page.requisites
+                    requisite_base = base_url(page, response.url, self.link_canonical)
                 if page.over_budget:  # stored with what was read before the bound
                     self.count(f"over_budget/{page.over_budget}")
                 directives |= page.robots_directives(self.robots_agent, now)
@@ -377,6 +388,8 @@ class CrawlSpiderBase(scrapy.Spider):
         if "noindex" in directives:
             self.count("noindex")
             return list(followed), Skipped(url, "noindex"), extras
+        if requisites:  # after the page's item: archived beside it, fetched as their hosts allow
+            extras.extend(self.requisite_requests(requisites, requisite_base, response.url))
         return list(followed), PageItem(
             url=url,
             final_url=response.url,
@@ -403,6 +416,76 @@ class CrawlSpiderBase(scrapy.Spider):
             document=document,
             text_hash=text_digest.hex() if feed and text_digest is not None else None,
         ), extras
+
+    # -- page requisites ---------------------------------------------------
+    def requisite_requests(self, requisites: list[Requisite], base: str, referer: str) -> list[scrapy.Request]:
+        """Requests for a page's (or a stylesheet's) requisites: resolved as written (no session id
+        removed: replay asks for the URL the page names), in scope by ALLOWED_DOMAINS, not seen
+        before, within the budget; at depth 0, so DEPTH_LIMIT never drops a page's last ones."""
+        seen, taken = self.url_seen(), {}
+        page_host = host_of(referer)
+        for requisite in requisites:
+            try:
+                url = canonicalize(requisite.url, base, session_params=(), max_length=self.max_url_length)
+            except InvalidURL as exc:
+                self.count(f"requisites/refused/{exc.reason}")
+                continue
+            if url in taken:
+                continue
+            host = host_of(url)
+            if self.scope.refuses_requisite(url) or (not self.requisite_other_hosts and host != page_host):
+                self.count("requisites/refused/scope")
+                continue
+            if seen is not None and seen(url):
+                self.count("requisites/seen")
+                continue
+            refused = self.requisite_budget.admit(host, requisite.kind, len(taken))
+            if refused:
+                self.count(f"requisites/refused/{refused}")
+                continue
+            taken[url] = scrapy.Request(
+                url, callback=self.parse_requisite, errback=self.on_requisite_error, headers={"Referer": referer},
+                meta={"requisite": requisite.kind, "render": False, "depth_reset": True,
+                      "download_maxsize": self.requisite_max_bytes})
+        self.count("requisites/requested", len(taken))
+        return list(taken.values())
+
+    async def parse_requisite(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:
+        """A requisite fetched: archived as it came (:class:`RequisiteItem`), never read as a page.
+        A stylesheet is read for its own imports, fonts and images, an iframe's document for its
+        own requisites."""
+        kind = response.meta.get("requisite", "image")
+        requested = (response.meta.get("redirect_urls") or [response.request.url])[0]
+        self.count(f"requisites/fetched/{kind}")
+        yield RequisiteItem(url=response.url, requested_url=requested, kind=kind, status=response.status,
+                            body=response.body, response_headers=_header_pairs(response.headers),
+                            request_headers=_header_pairs(response.request.headers))
+        if not 200 <= response.status < 300 or not isinstance(response, TextResponse):
+            return
+        family = content_family(response.headers.get(b"Content-Type"), response.body)
+        content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1").lower()
+        if "css" in content_type or (kind == "stylesheet" and family != "html"):
+            found = stylesheet_requisites(response.text)
+        elif kind == "iframe" and family == "html":
+            found = page_requisites(parsed_page(response, self.page_budget).tree.css(REQUISITE_SELECTOR))
+        else:
+            return
+        for request in self.requisite_requests(found, response.url, response.url):
+            yield request
+
+    async def on_requisite_error(self, failure: Failure) -> AsyncIterator[Any]:
+        """A requisite that could not be fetched: counted by kind of failure, and completed
+        (a resumed crawl does not ask for it again)."""
+        request = failure.request  # type: ignore[attr-defined]
+        if failure.check(HttpError):  # only when HTTPERROR_ALLOW_ALL is off: archived as it came
+            async for out in self.parse_requisite(failure.value.response):
+                yield out
+            return
+        kind = _error_kind(failure)
+        if kind == "ignored" and "robots.txt" in str(failure.value):
+            kind = "robots"
+        self.count(f"requisites/failed/{kind}")
+        yield Skipped((request.meta.get("redirect_urls") or [request.url])[0], "requisite")
 
     async def _read_feed(self, response: Response) -> FeedDocument:
         """What an RSS or Atom feed lists (:mod:`crawlproj.content.feeds`), read in a page thread."""
