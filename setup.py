@@ -8,9 +8,9 @@ import sys
 
 from setuptools import find_packages, setup
 
-if any("egg" in arg for arg in sys.argv[1:]):
+if {"bdist_egg", "bdist_uberegg"} & set(sys.argv[1:]):
     setup(packages=find_packages(include=["crawlproj*", "settings", "seeds"]),
           package_data={"seeds": ["*.txt"]},  # the egg Scrapyd runs has no checkout around it
           entry_points={"scrapy": ["settings = settings"]})  # how Scrapyd finds the settings
-else:
-    setup(packages=find_packages(include=["crawlproj*"]))
+else:  # (no entry point: the wheel's Scrapy project is the user's)
+    setup(packages=find_packages(include=["crawlproj*"]), entry_points={"console_scripts": []})

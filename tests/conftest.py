@@ -19,6 +19,15 @@ def crawl_zygote() -> Iterator:
         harness.ZYGOTE = None
 
 
+@pytest.fixture(autouse=True)
+def _work_in_tmp(tmp_path, monkeypatch) -> None:
+    """Each test runs in its own temporary folder: what a crawler built in the test writes beside a
+    relative STORE_URI (data/..., the dead-letter queue, the last crawl's record) never lands in
+    the checkout's data/, which is the user's. (Crawls the tests start run from the checkout, each
+    told its own store and LAST_CRAWL_FILE="" by sandbox.harness.)"""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture
 def sandbox_factory(tmp_path) -> Iterator:
     """Start real sandbox servers (free loopback ports); all are stopped afterwards."""

@@ -13,11 +13,6 @@ CONTACT = "mybot/1.0 (+https://my.example/bot)"
 ADDON = {"crawlproj.addon.Crawlproj": 0}
 
 
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # the extensions make their files beside STORE_URI, relative to here
-
-
 def foreign(**values):
     """A crawler of a project of its own (no crawlproj settings), the add-on enabled."""
     return get_crawler(settings_dict={"ADDONS": ADDON, "USER_AGENT": CONTACT, **values})
@@ -64,6 +59,13 @@ def test_the_frontier_scheduler_without_its_downloader_refuses_to_start_naming_i
         foreign(DOWNLOADER="scrapy.core.downloader.Downloader")
 
 
+def test_an_ordering_without_the_frontier_refuses_to_start_naming_it():
+    with pytest.raises(SettingsError, match=r"PRIORITIZER='backlinks' is invalid: orders the frontier's queues: it "
+                                            r"needs SCHEDULER = 'crawlproj.frontier.scheduler.FrontierScheduler'"):
+        foreign(SCHEDULER="scrapy.core.scheduler.Scheduler", PRIORITIZER="backlinks")
+    foreign(SCHEDULER="scrapy.core.scheduler.Scheduler")  # breadth-first: any scheduler
+
+
 def test_the_frontier_scheduler_alone_names_what_it_needs():
     from crawlproj.frontier.scheduler import FrontierScheduler
 
@@ -87,3 +89,15 @@ def test_the_projects_download_delay_becomes_the_frontiers_interval():
     s = foreign(DOWNLOAD_DELAY=1, MIN_INTERVAL=0.25).settings
     assert s.getfloat("MIN_INTERVAL") == 0.25 and s.getfloat("DOWNLOAD_DELAY") == 0
     assert foreign().settings.getfloat("MIN_INTERVAL") == defaults.MIN_INTERVAL
+
+
+def test_a_test_never_writes_the_checkouts_data(tmp_path):
+    """tests/conftest.py runs each test in its own folder: a crawler's files beside the default
+    (relative) STORE_URI go there, not to the user's data/."""
+    from sandbox.harness import PROJECT_DIR
+
+    data = PROJECT_DIR / "data"
+    before = sorted(data.iterdir()) if data.exists() else []
+    foreign()  # the dead-letter queue opens data/crawl.deadletters.db beside the default store
+    assert (tmp_path / "data" / "crawl.deadletters.db").exists()
+    assert (sorted(data.iterdir()) if data.exists() else []) == before

@@ -46,3 +46,17 @@ def test_a_misspelt_spider_argument_is_refused_naming_the_one_meant():
 
     Mine.__module__ = "myproject.spiders"
     assert Mine(url="https://example.org/", category="docs").category == "docs"
+
+
+def test_redirect_middlewares_do_not_warn_about_a_referer_the_crawl_chose_not_to_send(caplog):
+    import logging
+
+    from scrapy.utils.test import get_crawler
+
+    from crawlproj.downloadermiddlewares.redirects import LoopAwareMetaRefreshMiddleware, LoopAwareRedirectMiddleware
+
+    crawler = get_crawler(settings_dict={"REFERER_ENABLED": False})  # as the distributed profile sets it
+    with caplog.at_level(logging.WARNING):
+        for cls in (LoopAwareRedirectMiddleware, LoopAwareMetaRefreshMiddleware):
+            cls.from_crawler(crawler)._engine_started()
+    assert not caplog.records

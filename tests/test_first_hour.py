@@ -33,6 +33,19 @@ def test_a_refused_crawl_says_why_names_the_setting_and_exits_1(sandbox_factory,
     assert sandbox.records() == []  # nothing reached the server
 
 
+def test_a_crawl_of_a_server_that_is_not_there_names_the_refused_connection_not_robots_txt(tmp_path):
+    """Its robots.txt could not be fetched, so the host was not crawled: the cause is the connection
+    (issue 58: it read "robots.txt disallowed all 1 URL(s)" and "errors: none")."""
+    proc = scrapy("crawl", "site", "-a", "url=http://127.0.0.1:9/docs/", "-s", f"USER_AGENT={CONTACT}",
+                  "-s", "ADDRESS_ALLOWLIST=127.0.0.0/8", "-s", f"STORE_URI=sqlite:///{tmp_path}/crawl.db",
+                  "-s", "LAST_CRAWL_FILE=", "-s", "DASHBOARD_ENABLED=False", "-s", "RENDER_MODE=never")
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("crawlproj: no page was stored: every fetch failed (robots.txt connection_refused 1)")
+    assert "nothing accepted the connection" in last and "robots.txt disallowed" not in proc.stderr
+    assert "errors: 1 (robots.txt connection_refused 1)" in proc.stderr
+
+
 def test_a_user_agent_without_a_contact_and_seeds_without_a_url_are_refused(tmp_path):
     proc = scrapy("crawl", "site", "-a", "url=https://example.org/", "-s", "USER_AGENT=mybot")
     assert proc.returncode == 2 and "setting USER_AGENT='mybot' is invalid: names no contact" in proc.stderr

@@ -107,6 +107,7 @@ def test_a_new_scrapy_project_crawls_politely_with_one_addons_line(project):
     assert crawl.returncode == 0 and "Traceback" not in log, log[-4000:]
     assert "crawlproj.addon.Crawlproj" in log and "MIN_INTERVAL=1.0" in log  # the template's DOWNLOAD_DELAY
     assert "pip install 'crawlproj[render]'" in log  # no render extra: fetched statically, and said so
+    assert "COMMANDS_MODULE = 'crawlproj.commands'" in log  # how to have scrapy report and the others
     # Pages in the store, with their text; the user's own items in the user's feed beside them.
     with sqlite3.connect(root / "data" / "crawl.db") as conn:
         pages = conn.execute("SELECT url FROM pages WHERE status = 200").fetchall()
@@ -127,3 +128,12 @@ def test_a_feature_without_its_extra_names_the_extra_in_one_line(project):
                     cwd=root)
         assert crawl.returncode != 0 or "Traceback" in crawl.stderr
         assert f"needs crawlproj's {extra} extra: pip install 'crawlproj[{extra}]'" in crawl.stderr, crawl.stderr[-2000:]
+
+
+def test_a_crawl_that_stores_nothing_says_why_in_any_project(project):
+    venv, root = project
+    crawl = run([venv / "bin" / "scrapy", "crawl", "docs", "-a", "url=http://127.0.0.1:9/docs/"], cwd=root)
+    assert "Traceback" not in crawl.stderr, crawl.stderr[-3000:]
+    said = [line for line in crawl.stderr.splitlines() if "no page was stored" in line]
+    assert len(said) == 1 and "address safety refused 1 loopback" in said[0] and "ADDRESS_ALLOWLIST" in said[0], said
+    assert any("127.0.0.1: not crawled: address safety refused it" in line for line in crawl.stderr.splitlines())

@@ -115,7 +115,7 @@ class Dashboard:
     def tick(self) -> None:
         now = time.monotonic()
         stats = self.stats.get_stats()
-        self.series.tick(now, stats.get("response_received_count", 0))
+        self.series.tick(now, stats.get("store/pages", 0))  # pages stored a second, as the console's rate
         hosts = self.board.busiest(self.max_hosts)
         described: dict[str, dict] = {}
         for _, answer in self.crawler.signals.send_catch_log(crawl_signals.describe_hosts, hosts=hosts):

@@ -28,6 +28,7 @@ from contextlib import nullcontext
 
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
+from ..extensions.console import default_stats_file, record_last_crawl
 from ..store import beside_store, settings_store
 from ..store.archive import warc_directory
 from ..store.merge import merge_shards
@@ -62,6 +63,7 @@ def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict
     return {
         "WORKERS": "1",
         "WORKER_ID": worker,
+        "LAST_CRAWL_FILE": "",  # the crawl is the merged store: run_workers records it, not a shard
         **({} if given_redis(settings) else local),
         "SCHEDULER": "crawlproj.distributed.scheduler.DistributedScheduler",
         "DUPEFILTER_CLASS": "crawlproj.distributed.dupefilter.RedisBloomDupeFilter",
@@ -120,6 +122,10 @@ def run_workers(argv: list[str], settings: BaseSettings) -> int:
     if shards:
         summary = merge_shards(store, shards)
         logger.info("merged %d worker shards into %s: %d pages", summary["shards"], store, summary["pages"])
+        if settings.get("LAST_CRAWL_FILE"):  # `scrapy report` and the others read the merged store
+            stats = settings.get("STATS_FILE") or default_stats_file(settings.get("STORE_URI"))
+            record_last_crawl(settings.get("LAST_CRAWL_FILE"), settings.get("STORE_URI"),
+                              stats if stats and os.path.exists(stats) else None)
     failed = [(index, code) for index, code in enumerate(codes, 1) if code != 0]
     for index, code in failed:
         logger.error("worker%d exited with status %d (its log is above, among the others')", index, code)

@@ -147,8 +147,10 @@ def empty_crawl_reason(stats: dict) -> str | None:
     return "no page was stored (see the stats file for the crawl's counters)"
 
 
-def summary_lines(stats: dict, elapsed: float, store: str, stats_file: str | None) -> list[str]:
-    """The closing summary: what was stored, what failed, what was not crawled, what next."""
+def summary_lines(stats: dict, elapsed: float, store: str, stats_file: str | None,
+                  commands: bool = True) -> list[str]:
+    """The closing summary: what was stored, what failed, what was not crawled, what next
+    (``commands``: crawlproj's commands are the project's, else how to have them)."""
     pages, revisits = pages_stored(stats)
     reason = stats.get("finish_reason", "finished")
     lines = [f"crawl {reason} after {_duration(elapsed)}: {pages:,} pages stored in {store}"
@@ -162,7 +164,9 @@ def summary_lines(stats: dict, elapsed: float, store: str, stats_file: str | Non
     lines.append("  not crawled: " + (", ".join(f"{n:,} refused by {why}" if why != "scope" else f"{n:,} out of scope"
                                                 for why, n in skipped.items()) if skipped else "nothing refused"))
     what_next = (f"  next: scrapy report --store {store}; scrapy wacz --store {store}; "
-                 f"scrapy export --store {store} --format jsonl|parquet|wet; scrapy search \"words\" --store {store}")
+                 f"scrapy export --store {store} --format jsonl|parquet|wet; scrapy search \"words\" --store {store}"
+                 if commands else "  next: with COMMANDS_MODULE = 'crawlproj.commands' in your settings, scrapy report, "
+                 f"export, search and wacz read this crawl ({store})")
     if stats_file:
         what_next += f"; every counter is in {stats_file}"
     lines.append(what_next)
@@ -204,6 +208,7 @@ class Console:
         self.store = s.get("STORE_URI")
         self.stats_file = s.get("STATS_FILE") or default_stats_file(self.store)
         self.incremental = s.get("REVISIT_MODE") == "incremental"
+        self.commands = s.get("COMMANDS_MODULE") == "crawlproj.commands"  # another project's may not have them
         self._said: set[tuple[str, str]] = set()
         self._hosts_said = 0
         self._started = time.monotonic()
@@ -246,7 +251,7 @@ class Console:
         values = stats.get_stats()
         elapsed = time.monotonic() - self._started
         for line in summary_lines({**values, "finish_reason": reason or values.get("finish_reason")}, elapsed,
-                                  self.store, self.stats_file):
+                                  self.store, self.stats_file, self.commands):
             logger.info(line)
         why = empty_crawl_reason(values)
         if why is not None and self.incremental:  # continuous: a spell with nothing due or new is normal

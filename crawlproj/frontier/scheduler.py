@@ -50,16 +50,22 @@ def require_partners(settings: Any) -> None:
 
     scheduler = settings.get("SCHEDULER")
     try:
-        if not issubclass(load_object(scheduler), FrontierScheduler):
-            return
+        # (By its ancestry: Scrapy's BaseScheduler's metaclass makes any scheduler a "subclass".)
+        frontier = FrontierScheduler in load_object(scheduler).__mro__
     except (ImportError, NameError, ValueError, AttributeError, TypeError):
+        frontier = False
+    if not frontier:
+        # An ordering other than breadth-first re-ranks the frontier's queues: no other scheduler has them.
+        if (settings.get("PRIORITIZER") or "bfs") != "bfs":
+            raise SettingsError("PRIORITIZER", settings.get("PRIORITIZER"), "orders the frontier's queues: it needs "
+                                "SCHEDULER = 'crawlproj.frontier.scheduler.FrontierScheduler'")
         return
     if settings.get("FRONTIER_LEVELS") is None:
         raise SettingsError("SCHEDULER", scheduler, "the frontier reads crawlproj's settings: enable the add-on, "
                                                     "ADDONS = {'crawlproj.addon.Crawlproj': 0}")
     downloader = settings.get("DOWNLOADER")
     try:
-        ok = issubclass(load_object(downloader), FrontierDownloader)
+        ok = FrontierDownloader in load_object(downloader).__mro__
     except (ImportError, NameError, ValueError, AttributeError, TypeError):
         ok = False
     if not ok:
