@@ -593,6 +593,11 @@ REDIS_CLUSTER_NODES: text = ""
 REDIS_PREFIX: non_empty = "crawlproj"
 #: Hosts are split into this many partitions by hash; workers lease their share of them.
 FRONTIER_PARTITIONS: number(int, 1) = 64
+#: Fetched pages the shared near-duplicate index and revisit state are laid out for: their
+#: entries go into small hashes, about 64 a hash at this many pages, which Redis keeps in its
+#: compact encoding (listpack, up to 128 entries a hash). Set it near the crawl's size; beyond
+#: it they still work and cost more a page. The first worker's value is kept in Redis for all.
+SHARED_STATE_CAPACITY: number(int, 1000) = 10_000_000
 #: Due hosts a worker takes from Redis at once: one script call on one Redis (one round trip
 #: serves this many requests); on a cluster, one call per partition asked, in one round trip per node.
 REDIS_POP_BATCH: number(int, 1) = 16

@@ -254,7 +254,10 @@ def test_shared_near_duplicate_index_matches_the_local_one(any_redis):
         want = local.add(url, local.fingerprint(text))
         shared = workers[i % 2]  # pages alternate between two workers
         got = shared.add(url, shared.fingerprint(text))
-        assert got == want, (url, got, want)
+        # the same canonical page and kind; the Jaccard from 8 bits a value, within 0.02 of 32 bits'
+        same = (got is None) == (want is None) and (got is None or (
+            (got.canonical, got.kind) == (want.canonical, want.kind) and abs(got.jaccard - want.jaccard) < 0.02))
+        assert same, (url, got, want)
         matches += got is not None
     assert matches > 20 and len(workers[0]) == len(local)
     # a canonical page fetched again with new text leaves its old bands and digest
