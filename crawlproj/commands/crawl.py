@@ -12,7 +12,7 @@ from scrapy.settings import Settings
 from ..extensions import console
 from ..errors import BadInput
 from ..profiles import ProfileAddon
-from ..spiders.base import check_arguments
+from ..spiders.arguments import check_arguments
 from ..distributed.local_workers import run_workers
 
 

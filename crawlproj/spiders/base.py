@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
@@ -31,94 +31,12 @@ from ..fetch_errors import error_kind as _error_kind
 from ..items import FetchError, PageItem, RequisiteItem, SitemapUrls, Skipped
 from ..downloadermiddlewares.ai_signals import RESERVED as AI_USE_RESERVED
 from ..scope import Scope
+from ..traps import CopyShare, SeenTexts
 from ..extensions.stalls import TurnTaker, WorkGate
 from ..urls import InvalidURL, LinkCanonicalizer, canonicalize, host_of
+from .arguments import check_arguments, sitemap_arg
 
 _UNASKED = object()
-
-
-def read_seed_lines(lines: Iterable[bytes | str]) -> Iterator[tuple[int, str | None]]:
-    """(line number, URL) of each seed line: one URL a line, '#' starts a comment. Lines read
-    as bytes are UTF-8 (a byte-order mark allowed); a line that is not gives None, for the
-    caller to report and skip: one bad line does not cost the whole list."""
-    for number, line in enumerate(lines, 1):
-        if isinstance(line, bytes):
-            try:
-                line = line.decode("utf-8-sig")
-            except UnicodeDecodeError:
-                yield number, None
-                continue
-        text = line.split("#", 1)[0].strip()
-        if text:
-            yield number, text
-
-
-def sitemap_arg(value: str | None, session_params: tuple[str, ...] = (), max_length: int = 2048) -> list[str]:
-    """``-a sitemap=URL[,URL...]`` as canonical URLs; BadInput names the first that is not one."""
-    from ..errors import BadInput
-
-    urls = []
-    for raw in (part.strip() for part in str(value or "").split(",")):
-        if not raw:
-            continue
-        try:
-            urls.append(canonicalize(raw, session_params=session_params, max_length=max_length))
-        except InvalidURL as exc:
-            raise BadInput(f"-a sitemap={raw!r} is not a crawlable http(s) URL ({exc.reason})") from None
-    return urls
-
-
-class SeenTexts:
-    """The last ``keep`` (host, text digest) pairs seen (pure logic). A page whose text a page
-    of its own host already had is a copy at another URL: a session id in the path or in every
-    link, a calendar, a mirror. Its links lead to yet more copies, so they are not followed."""
-
-    def __init__(self, keep: int) -> None:
-        self.keep = keep
-        self._seen: dict[tuple[str, bytes], None] = {}
-
-    def copy(self, host: str, digest: bytes) -> bool:
-        """Whether ``host`` had this text before (remembering it now)."""
-        if self.keep <= 0:
-            return False
-        key = (host, digest[:16])
-        if key in self._seen:
-            return True
-        if len(self._seen) >= self.keep:
-            del self._seen[next(iter(self._seen))]
-        self._seen[key] = None
-        return False
-
-
-class CopyShare:
-    """Per host, its pages and the copies among them (pure logic). Once a host has ``min_pages``
-    pages and copies are ``slow_share`` of them or more, its new pages are mostly copies: it is
-    slowed (each further copy rests it); at ``cap_share`` or more it is capped (nothing more of
-    it is fetched). A share of 0 turns that step off."""
-
-    def __init__(self, min_pages: int, slow_share: float, cap_share: float) -> None:
-        self.min_pages, self.slow_share, self.cap_share = min_pages, slow_share, cap_share
-        self._counts: dict[str, list[int]] = {}  # host -> [pages, copies]
-        self.capped: set[str] = set()
-
-    def record(self, host: str, copy: bool) -> str | None:
-        """Count a page of ``host``: "cap" when it is capped now, "slow" for a copy of a slowed
-        host, else None."""
-        if host in self.capped or not (self.slow_share or self.cap_share):
-            return None
-        counts = self._counts.setdefault(host, [0, 0])
-        counts[0] += 1
-        counts[1] += copy
-        pages, copies = counts
-        if pages < self.min_pages:
-            return None
-        if self.cap_share and copies >= self.cap_share * pages:
-            self.capped.add(host)
-            del self._counts[host]
-            return "cap"
-        if copy and self.slow_share and copies >= self.slow_share * pages:
-            return "slow"
-        return None
 
 
 #: A render's loads by Playwright resource type, as requisite kinds ("fetch": fetch() and XHR answers).
@@ -128,24 +46,6 @@ _RESOURCE_KINDS = {"stylesheet": "stylesheet", "script": "script", "image": "ima
 
 def _header_pairs(headers: Any) -> list[tuple[str, str]]:
     return [(k.decode("latin-1"), v.decode("latin-1")) for k, values in headers.items() for v in values]
-
-
-def check_arguments(spidercls: type, given: Iterable[str]) -> None:
-    """Refuse an ``-a`` argument crawlproj's own spider does not take (``-a seed=`` used to be
-    ignored, and the crawl fell back to the default seeds), naming the closest one it does. A
-    project's spider built on these takes what arguments it likes (Scrapy's way: attributes)."""
-    import difflib
-
-    from ..errors import BadInput
-
-    if not spidercls.__module__.startswith("crawlproj."):
-        return
-    known = sorted(set(spidercls.ARGUMENTS) - {"_job"})
-    for name in given:
-        if name not in spidercls.ARGUMENTS:
-            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-            hint = f"did you mean -a {close[0]}=?" if close else "its arguments: " + ", ".join(known)
-            raise BadInput(f"-a {name}= is not an argument of the {spidercls.name} spider; {hint}")
 
 
 class CrawlSpiderBase(scrapy.Spider):

@@ -15,7 +15,8 @@ from ..errors import BadInput
 from ..items import PageItem
 from ..scope import Scope
 from ..urls import InvalidURL, canonicalize
-from .base import CrawlSpiderBase, sitemap_arg
+from .arguments import sitemap_arg
+from .base import CrawlSpiderBase
 
 
 def _required_url(url: str | None, sitemap: str | None = None) -> str:

@@ -13,7 +13,8 @@ from scrapy.crawler import Crawler
 from ..errors import BadInput
 from ..scope import Scope
 from ..urls import InvalidURL, canonicalize
-from .base import CrawlSpiderBase, read_seed_lines, sitemap_arg
+from .arguments import read_seed_lines, sitemap_arg
+from .base import CrawlSpiderBase
 
 
 def _seed_paths(files: str | None) -> list[str]:
