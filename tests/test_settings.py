@@ -224,3 +224,21 @@ def test_a_misspelt_setting_of_crawlprojs_own_prefixes_is_refused_and_other_exte
     settings.set("REDIS_POP_BACH", 32, priority="cmdline")
     with pytest.raises(SettingsError, match="did you mean REDIS_POP_BATCH"):
         validate(settings)
+
+
+def test_the_one_range_check_takes_each_end_open_or_closed():
+    from scrapy.settings import Settings
+
+    from crawlproj.checks import fraction, fraction_or_one, probability, unit_interval
+
+    def refused(check, value):
+        try:
+            check(Settings({"X": value}), "X")
+        except SettingsError as exc:
+            return str(exc)
+        return None
+
+    assert [refused(c, 0) is None for c in (fraction, fraction_or_one, probability, unit_interval)] == [False, False, True, True]
+    assert [refused(c, 1) is None for c in (fraction, fraction_or_one, probability, unit_interval)] == [False, True, False, True]
+    assert "must be < 1" in refused(probability, 1) and "must be > 0" in refused(fraction, 0)
+    assert refused(unit_interval, "nan") and unit_interval.accepts == "a number, 0 <= x <= 1"
