@@ -87,9 +87,9 @@ def page_capture(warc_file: str | None, warc_offset: int | None, charset: str | 
         return None
     from ..content.main_text import main_text
     from ..content.page import ParsedPage
-    from ..store.warc import Location, read_capture
+    from ..store.warc import WarcLocation, read_capture
 
-    kind, _, http, body = read_capture(Location(warc_file, warc_offset))
+    kind, _, http, body = read_capture(WarcLocation(warc_file, warc_offset))
     if kind != "response" or not body:
         return None
     language = None
