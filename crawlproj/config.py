@@ -30,11 +30,32 @@ def declared(modules: tuple = MODULES) -> dict[str, Check]:
 def validate(settings: BaseSettings, modules: tuple = MODULES, unknown: bool = True) -> None:
     """Raise :class:`SettingsError` for the first bad setting of ``modules`` (and, with ``unknown``,
     for a ``-s`` name no one declares: in another Scrapy project, its own settings are unknown to us)."""
+    _renamed(settings)
     if unknown:
         _unknown(settings)
     for name, check in declared(modules).items():
         check(settings, name)
     identity(settings)
+
+
+#: Settings renamed, old name -> new: an old name given still works, with a warning.
+RENAMED = {"WASEDA_MAX_DELAY_1": "WASEDA_SLOW_DELAY", "WASEDA_MAX_DELAY_2": "WASEDA_ERROR_DELAY"}
+
+
+def _renamed(settings: BaseSettings) -> None:
+    """Carry a renamed setting's value, given under its old name, to its new one (once)."""
+    import logging
+
+    from scrapy.settings import SETTINGS_PRIORITIES
+
+    for old, new in RENAMED.items():
+        priority = settings.getpriority(old)
+        if priority is None or priority <= SETTINGS_PRIORITIES["default"]:
+            continue
+        if (settings.getpriority(new) or 0) < priority:
+            settings.set(new, settings.get(old), priority=priority)
+        del settings[old]  # read once: said once
+        logging.getLogger(__name__).warning("setting %s is now called %s; read as that", old, new)
 
 
 #: Setting names of the extensions crawlproj runs with, which declare no list of them. A name

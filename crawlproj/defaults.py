@@ -118,13 +118,14 @@ MIN_INTERVAL: number(float, 0) = 1.0
 INTERVAL_DURATION_FACTOR: number(float, 0) = 10.0
 #: robots.txt Crawl-delay is honoured up to this many seconds.
 MAX_CRAWL_DELAY: number(float, 0) = 60.0
-#: Waseda dynamic interval (the Waseda crawler): min_interval + MAX_DELAY_1 x max(0, 1 - speed /
-#: TARGET_SPEED) + MAX_DELAY_2 x errors / 10, over the host's last WASEDA_WINDOW fetches.
-#: Speed is bytes/s; errors are timeouts, dropped connections and send/receive errors.
+#: Waseda dynamic interval (the Waseda crawler): min_interval + SLOW_DELAY x max(0, 1 - speed /
+#: TARGET_SPEED) + ERROR_DELAY x errors / 10, over the host's last WASEDA_WINDOW fetches, in
+#: seconds. Speed is bytes/s; errors are timeouts, dropped connections and send/receive errors.
+#: A delay of 0 turns its term off.
 WASEDA_INTERVAL_ENABLED: boolean = True
 WASEDA_TARGET_SPEED: number(float, 0, inclusive=False) = 16384.0
-WASEDA_MAX_DELAY_1: number(float, 0) = 10.0
-WASEDA_MAX_DELAY_2: number(float, 0) = 30.0
+WASEDA_SLOW_DELAY: number(float, 0) = 10.0
+WASEDA_ERROR_DELAY: number(float, 0) = 30.0
 WASEDA_WINDOW: number(int, 1) = 10
 #: Responses smaller than this do not count toward the speed (their time is latency,
 #: not line speed); they still count for errors.

@@ -242,3 +242,13 @@ def test_the_one_range_check_takes_each_end_open_or_closed():
     assert [refused(c, 1) is None for c in (fraction, fraction_or_one, probability, unit_interval)] == [False, True, False, True]
     assert "must be < 1" in refused(probability, 1) and "must be > 0" in refused(fraction, 0)
     assert refused(unit_interval, "nan") and unit_interval.accepts == "a number, 0 <= x <= 1"
+
+
+def test_a_renamed_setting_given_by_its_old_name_is_read_as_the_new_one(caplog):
+    from crawlproj.config import validate
+
+    settings = project_settings()
+    settings.set("WASEDA_MAX_DELAY_1", 2.5, priority="cmdline")
+    validate(settings)
+    assert settings.getfloat("WASEDA_SLOW_DELAY") == 2.5 and "WASEDA_MAX_DELAY_1" not in settings.attributes
+    assert "WASEDA_MAX_DELAY_1 is now called WASEDA_SLOW_DELAY" in caplog.text
