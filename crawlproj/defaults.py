@@ -282,9 +282,8 @@ DOWNLOAD_WARNSIZE: number(int, 0) = 4 * 1024 * 1024
 #: too_large (DOWNLOAD_MAXSIZE counts bodies only; a server may send headers without end). 0: off.
 DOWNLOAD_MAX_HEADERS: number(int, 0) = 500
 DOWNLOAD_MAX_HEADER_BYTES: number(int, 0) = 256 * 1024
-#: Scrapy stops sending requests while its scraper holds more response bytes than this.
-#: Scrapy's 5 MB let one large page (a 5.8 MB manual) stop every host for the second it
-#: took to process; above DOWNLOAD_MAXSIZE, a single page never does.
+#: Bytes of responses Scrapy's scraper may hold before Scrapy stops sending requests; above
+#: DOWNLOAD_MAXSIZE, so that one large page never stops every host (Scrapy's default is 5 MB).
 SCRAPER_SLOT_MAX_ACTIVE_SIZE: number(int, 0) = 24 * 1024 * 1024
 #: Redirects followed for one URL; a loop ends here and is stored as a fetch error.
 REDIRECT_MAX_TIMES: number(int, 0) = 10
@@ -356,9 +355,8 @@ RENDER_BLOCK_RESOURCE_TYPES: string_list = ["image", "media", "font", "styleshee
 RENDER_OTHER_HOSTS: boolean = False
 #: Evidence samples are rendered offline, from the page in hand and the script cache, their
 #: misses prefetched through the frontier, instead of rendered through the frontier (holding
-#: their host for a whole render). Off in the distributed profile and with WORKERS: there a
-#: prefetch may go to another worker, and a CPU-bound crawl of two workers measured a
-#: quarter fewer pages with it on (docs/rendering.md).
+#: their host for a whole render). Off in the distributed profile and with WORKERS, where a
+#: prefetch may go to another worker (docs/rendering.md).
 RENDER_SAMPLE_OFFLINE: boolean = True
 #: The browser's share of the CPU beside the crawl's own process. ``idle``: only what the
 #: crawl leaves (Linux SCHED_IDLE; elsewhere as ``low``), so no host's next request waits for
@@ -383,8 +381,7 @@ RENDER_HOST_SWITCH: number(int, 1) = 3
 RENDER_SAMPLE_FIRST: number(int, 0) = 2
 #: After the first RENDER_SAMPLE_FIRST, a host's pages left static are sampled at counts
 #: that are powers of this (4: the 4th, 16th, 64th...): the longer the rule is right, the
-#: rarer the check (2 rendered about twice as many, and cost a host with Doxygen's scripts
-#: about 1% of its turns in the polite bench).
+#: rarer the check.
 RENDER_SAMPLE_GROWTH: number(int, 2) = 4
 
 # -- storage -----------------------------------------------------------------
@@ -465,20 +462,18 @@ NEAR_DUPLICATES_MAX_CHARS: number(int, 0) = 200_000
 
 # -- the page budget: what one page may cost (crawlproj.content.budget) -----------
 #: A page is parsed (and its main text read) up to where it first nests deeper than this;
-#: the rest is left out and counted (crawlproj/over_budget/depth). Parsers are superlinear in
-#: nesting: 24,000 unclosed <div> took lexbor 0.9 s. Real pages nest 10-70 deep; Blink stops at 512.
+#: the rest is left out and counted (crawlproj/over_budget/depth): parsers are superlinear in
+#: nesting. Real pages nest 10-70 deep; Blink stops at 512.
 PAGE_MAX_DEPTH: number(int, 16) = 1024
-#: ... and up to its this-many-th element (crawlproj/over_budget/elements). Node.js's one-page
-#: manual, 6 MB, has 119,000.
+#: ... and up to its this-many-th element (crawlproj/over_budget/elements); a 6 MB page has
+#: about 120,000.
 PAGE_MAX_ELEMENTS: number(int, 100) = 250_000
 #: A page nested deeper than this gets its visible text as main text (linear time) instead of
-#: main-content scoring, which walks each node's text once per ancestor (6,000 levels: 2.2 s).
+#: main-content scoring, which walks each node's text once per ancestor.
 MAIN_TEXT_MAX_DEPTH: number(int, 1) = 256
 #: HTML pages of at least this many bytes are parsed, and their main text extracted, in a
 #: page thread, so that no page holds the reactor for long (resiliparse's main-content step
-#: still keeps the GIL: see PAGE_PROCESS_MIN_BYTES). 0: every page. Measured polite on real
-#: pages (60 s, 5 sites), the mean gap past the interval was 20-25 ms with only pages of
-#: 128 KiB and more sent, 18-23 ms from 16 KiB, 14-18 ms for all.
+#: still keeps the GIL: see PAGE_PROCESS_MIN_BYTES). 0: every page.
 PAGE_THREAD_MIN_BYTES: number(int, 0) = 0
 #: Python's GIL switch interval while page threads run: the longest the reactor waits for the
 #: GIL when a page thread holds it (Python's default is 5 ms). 0: left as it is.
@@ -486,8 +481,8 @@ PAGE_THREAD_SWITCH_INTERVAL: number(float, 0) = 0.001
 #: Page threads; 0 does all per-page work on the reactor's thread.
 PAGE_THREADS: number(int, 0) = 1
 #: HTML pages of at least this many bytes have their main text extracted and signed in a
-#: helper process instead of a page thread: resiliparse's main-content step keeps the GIL
-#: (263 ms on Node.js's 5.8 MB all.html, every host's next request waiting). Few pages are
+#: helper process instead of a page thread: resiliparse's main-content step keeps the GIL,
+#: and on a page of megabytes every host's next request would wait for it. Few pages are
 #: this large, so the pickling costs little. 0: never (page threads only). With PAGE_THREADS
 #: 0, all per-page work stays on the reactor's thread, large pages' too.
 PAGE_PROCESS_MIN_BYTES: number(int, 0) = 1024 * 1024
@@ -497,11 +492,11 @@ PAGE_STAGE_TIMEOUT: number(float, 0, inclusive=False) = 20.0
 #: While this many pages wait for or are in the page threads and the helper process, or wait
 #: for or are in the spider's link stage, the frontier hands out nothing: pages that cost more
 #: to parse than to fetch (a link farm's 50,000 links) wait on their server instead of in
-#: memory (64 of them held 2.7 GB). 0: no limit.
+#: memory. Each of WORKERS' workers takes 1 unless it is given. 0: no limit.
 PAGE_STAGE_BACKLOG: number(int, 0) = 8
 #: While this many items are in the item pipelines (Scrapy's scraper counts them), the frontier
-#: hands out nothing: a host answering small pages (404s) faster than the store takes them piled
-#: up thousands of items, and the memory stayed with the process after they had gone. 0: no limit.
+#: hands out nothing, so that a host answering small pages (404s) faster than the store takes
+#: them cannot pile items up in memory. 0: no limit.
 ITEM_BACKLOG: number(int, 0) = 64
 #: PDF responses (by Content-Type, or by their magic bytes under any other type) are read for
 #: their text, title, author, language and links (crawlproj.content.pdf, PDFium) in a helper
@@ -525,7 +520,7 @@ FEEDS_ENABLED: boolean = True
 #: link farm's pages still ends in seconds.
 CLOSE_GRACE: number(float, 0) = 5.0
 #: Pages whose links the spider reads side by side on the reactor's thread; the rest wait their
-#: turn (56 link-farm pages side by side held the reactor 1 s a turn). 0: no limit.
+#: turn, so that link farms' pages side by side never hold the reactor long. 0: no limit.
 LINK_STAGE_PAGES: number(int, 0) = 2
 #: The reactor's stalls are measured by a tick this often (0: not measured); a stall of
 #: STALL_WARN seconds or more is logged and counted (reactor/stalls, reactor/max_stall_seconds).
