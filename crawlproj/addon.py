@@ -106,7 +106,7 @@ class Crawlproj:
         from .exports.feeds import PageFeeds
         from .extras import adapt as adapt_to_extras
         from .frontier.scheduler import require_partners
-        from .log_levels import lower_page_outcomes
+        from .log_levels import install_log_filters
         from .profiles import name_worker
 
         PageFeeds().update_settings(settings)
@@ -115,4 +115,4 @@ class Crawlproj:
         # The project's own -s names are its business: only crawlproj's settings are checked.
         validate(settings, (defaults,), unknown=False)
         require_partners(settings)
-        lower_page_outcomes()
+        install_log_filters()

@@ -13,7 +13,7 @@ from scrapy.settings import BaseSettings
 from .config import validate
 from .errors import SettingsError
 from .extras import adapt as adapt_to_extras
-from .log_levels import lower_page_outcomes
+from .log_levels import install_log_filters
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ class ProfileAddon:
         name_worker(settings)
         adapt_to_extras(settings)
         validate(settings)
-        lower_page_outcomes()
+        install_log_filters()
         if _applied.get(name) is None:  # the crawl command checks the settings first: say it once
             _applied[name] = True
             logger.info("crawlproj profile %r applied", name)

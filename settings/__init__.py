@@ -10,7 +10,3 @@ here is a new profile.
 
 from crawlproj.defaults import *  # noqa: F401,F403 - the components' settings and their defaults
 from crawlproj.project_defaults import *  # noqa: F401,F403 - this project's spiders, commands and profiles
-from crawlproj.log_levels import lower_page_outcomes
-
-# Before Scrapy's start-up lines: the console shows the crawl, not its versions and components.
-lower_page_outcomes()

@@ -187,10 +187,10 @@ def test_the_readme_quotes_defaults_truly_and_links_pages_that_exist():
 def test_a_page_out_of_retries_is_logged_as_a_warning_not_an_error(caplog):
     import logging
 
-    from crawlproj.log_levels import lower_page_outcomes
+    from crawlproj.log_levels import install_log_filters
 
-    lower_page_outcomes()
-    lower_page_outcomes()  # once is enough, however often it is asked
+    install_log_filters()
+    install_log_filters()  # once is enough, however often it is asked
     retry = logging.getLogger("scrapy.downloadermiddlewares.retry")
     with caplog.at_level(logging.INFO):
         retry.error("Gave up retrying %(request)s (failed %(retry_times)d times): %(reason)s",

@@ -11,12 +11,18 @@ from scrapy.settings import Settings
 
 from ..extensions import console
 from ..errors import BadInput
+from ..log_levels import install_log_filters
 from ..profiles import ProfileAddon
 from ..spiders.arguments import check_arguments
 from ..distributed.local_workers import run_workers
 
 
 class Command(ScrapyCrawl):
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        super().process_options(args, opts)
+        # Before Scrapy's start-up lines: the console shows the crawl, not its versions and components.
+        install_log_filters()
+
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         assert self.settings is not None
         try:  # bad settings, arguments or seeds: one line and exit 2, not a traceback
