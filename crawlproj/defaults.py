@@ -394,9 +394,9 @@ STORE_FLUSH_INTERVAL: number(float, 0, inclusive=False) = 2.0
 #: Content (text, Markdown, metadata), near-duplicates, revisit state, WARC, then the store, in that order.
 ITEM_PIPELINES: components = {
     "crawlproj.content.content_pipeline.ContentPipeline": 250,
-    "crawlproj.content.pipeline.NearDuplicatePipeline": 300,
+    "crawlproj.content.near_duplicates_pipeline.NearDuplicatePipeline": 300,
     "crawlproj.revisit.pipeline.RevisitPipeline": 400,
-    "crawlproj.store.archive.ArchivePipeline": 500,
+    "crawlproj.store.warc_pipeline.ArchivePipeline": 500,
     "crawlproj.changes.pipeline.ChangePipeline": 600,
     "crawlproj.store.pipeline.StorePipeline": 800,
 }
@@ -535,7 +535,7 @@ NEAR_DUPLICATES_KEEP_CONTENT: boolean = False
 #: page in memory), or
 #: crawlproj.distributed.near_duplicates.RedisNearDuplicateIndex, shared by every worker in
 #: REDIS_URL (the distributed profile's choice). Built by its from_settings.
-NEAR_DUPLICATES_INDEX_CLASS: class_path = "crawlproj.content.pipeline.LocalNearDuplicateIndex"
+NEAR_DUPLICATES_INDEX_CLASS: class_path = "crawlproj.content.near_duplicates_pipeline.LocalNearDuplicateIndex"
 #: Where the index persists; empty: beside the store (data/crawl.db -> data/crawl.near_duplicates.db).
 NEAR_DUPLICATES_INDEX: text = ""
 #: Archive every fetched page as WARC/1.1 (request + response records, per-record gzip).

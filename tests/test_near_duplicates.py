@@ -227,7 +227,7 @@ def test_two_real_releases_every_identical_text_and_shingle_set_is_found(tmp_pat
     shingle set) equals an earlier page's is always recorded as a copy, exact and near detection
     agreeing; same-path pages that differ only by the release number are found as near-duplicates,
     and nearly all that are as close (Jaccard 0.9 or more) with a change of their own."""
-    from crawlproj.content.pipeline import LocalNearDuplicateIndex
+    from crawlproj.content.near_duplicates_pipeline import LocalNearDuplicateIndex
     from sandbox.docsites import RELEASE_SITES, ensure_installed
     from sandbox.releases import run_releases
 
@@ -282,7 +282,7 @@ def test_the_same_article_in_two_releases_of_a_sphinx_reference_gives_the_same_m
 
     from crawlproj.content.main_text import extract_main_text
     from crawlproj.content.near_duplicates import normalise
-    from crawlproj.content.pipeline import LocalNearDuplicateIndex
+    from crawlproj.content.near_duplicates_pipeline import LocalNearDuplicateIndex
     from sandbox.docsites import SPHINX_RELEASE_SITES, ensure_installed
 
     def article(html: bytes) -> str | None:

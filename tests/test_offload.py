@@ -13,7 +13,7 @@ import pytest
 from crawlproj.content.budget import PageBudget
 from crawlproj.content.near_duplicates import SigningShape
 from crawlproj.content.offload import PageWorkers, StageTimeout
-from crawlproj.content.pipeline import sign_page
+from crawlproj.content.near_duplicates_pipeline import sign_page
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ from scrapy.exceptions import UsageError
 
 from . import add_store_option, store_path
 from ..store import parse_store_uri
-from ..store.archive import digest_index_path
+from ..store.warc_pipeline import digest_index_path
 from ..store.wacz import WaczError, default_wacz_path, write_wacz
 
 

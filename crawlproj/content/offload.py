@@ -15,7 +15,7 @@ GIL back every ``PAGE_THREAD_SWITCH_INTERVAL``.
 
 :class:`~crawlproj.downloadermiddlewares.page_parse.PageParseMiddleware` parses an HTML response (and reads its links and
 title) in the page thread before the render decision and the spider read it;
-:class:`~crawlproj.content.pipeline.NearDuplicatePipeline` extracts the page's
+:class:`~crawlproj.content.near_duplicates_pipeline.NearDuplicatePipeline` extracts the page's
 main text there too. Work that runs past ``PAGE_STAGE_TIMEOUT`` is given up on: the
 page is stored with what could be extracted and ``budget/timeout/<stage>`` counted.
 """

@@ -30,7 +30,7 @@ from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
 from ..extensions.console import default_stats_file, record_last_crawl
 from ..store import beside_store, settings_store
-from ..store.archive import warc_directory
+from ..store.warc_pipeline import warc_directory
 from ..store.merge import merge_shards
 
 logger = logging.getLogger(__name__)

@@ -48,7 +48,7 @@ def _header_pairs(headers: Any) -> list[tuple[str, str]]:
     return [(k.decode("latin-1"), v.decode("latin-1")) for k, values in headers.items() for v in values]
 
 
-class CrawlSpiderBase(scrapy.Spider):
+class PageSpider(scrapy.Spider):
     """Parses every response into a :class:`PageItem` and follows the links in scope.
 
     Each page is parsed once (:func:`~crawlproj.content.extract.parsed_page`). Links are

@@ -14,7 +14,7 @@ from ..errors import BadInput
 from ..scope import Scope
 from ..urls import InvalidURL, canonicalize
 from .arguments import read_seed_lines, sitemap_arg
-from .base import CrawlSpiderBase
+from .base import PageSpider
 
 
 def _seed_paths(files: str | None) -> list[str]:
@@ -37,7 +37,7 @@ def read_seeds_file(path: str) -> bytes:
         raise
 
 
-class WebSpider(CrawlSpiderBase):
+class WebSpider(PageSpider):
     """Broad crawl. ``-a seeds=FILE[,FILE...]`` (default: the ``SEEDS_FILE`` setting);
     ``-a sitemap=URL[,URL...]`` reads sitemaps (or sitemap indexes) as well.
 
@@ -46,7 +46,7 @@ class WebSpider(CrawlSpiderBase):
     """
 
     name = "web"
-    ARGUMENTS = ("seeds", "allow", "deny", *CrawlSpiderBase.ARGUMENTS)
+    ARGUMENTS = ("seeds", "allow", "deny", *PageSpider.ARGUMENTS)
 
     def __init__(self, seeds: str | None = None, allow: str | None = None, deny: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)

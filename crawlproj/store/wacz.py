@@ -35,7 +35,7 @@ from twisted.internet.threads import deferToThread
 
 from ..errors import WaczError
 from . import beside_store, content, settings_store
-from .archive import digest_index_path
+from .warc_pipeline import digest_index_path
 from .digests import DigestIndex
 from .warc import CaptureReader
 

@@ -12,7 +12,7 @@ Browsertrix write it, so a file read on its own says where it came from. The fir
 the directory; the pipeline keeps it beside the store), so revisits point to the
 first capture across restarts and crawls.
 
-The Scrapy adapter is :mod:`crawlproj.store.archive`; the pages table stores
+The Scrapy adapter is :mod:`crawlproj.store.warc_pipeline`; the pages table stores
 the (file, offset) this writer returns.
 """
 
