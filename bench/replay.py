@@ -154,6 +154,10 @@ def main() -> None:
         "similarity_p10": round(percentile(similarity, 0.1), 4) if similarity else None,
         "similarity_min": round(min(similarity), 4) if similarity else None,
         "worst_page": min(comparisons, key=lambda c: c.similarity).url if comparisons else None,
+        "similarity_median_by_site": {name: round(statistics.median(c.similarity for c in comparisons
+                                                                    if f"//{site.name}:" in c.url), 4)
+                                      for name, site in zip(names, sites)
+                                      if any(f"//{site.name}:" in c.url for c in comparisons)},
         "text_match_mean": round(statistics.mean(text), 4) if text else None,
         "text_match_min": round(min(text), 4) if text else None,
         "page_requests": page_requests, "requisite_requests": requisite_requests,
