@@ -16,7 +16,8 @@ archive in Chromium at one viewport (1280x900), each in a fresh browser context
 * ``politeness_violations``: gaps under ``MIN_INTERVAL`` and overlapping requests per host in
   nginx's log of the crawl (requisites included).
 
-``--shots DIR`` writes a side-by-side PNG (live | replay) of each site's first sampled page.
+``--shots DIR`` writes a side-by-side PNG (live | replay) of each site's first sampled page, and
+of the page whose screenshots differ most (``replay-worst.png``).
 Prints one JSON line, with ``targets`` (each target of issue 56: met or not).
 """
 
@@ -30,6 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -38,7 +40,7 @@ from crawlproj.rendering.browser import find_chromium  # noqa: E402
 from sandbox import docsites  # noqa: E402
 from sandbox.audit import politeness_report  # noqa: E402
 from sandbox.harness import run_crawl, with_peak_rss  # noqa: E402
-from sandbox.replay_check import HOST_RULES, VIEWPORT, compare, load, side_by_side  # noqa: E402
+from sandbox.replay_check import HOST_RULES, VIEWPORT, compare, load, served, side_by_side  # noqa: E402
 from sandbox.servers import NginxServer, PywbServer  # noqa: E402
 
 SITES = {
@@ -116,7 +118,7 @@ def main() -> None:
         records = nginx.records()  # the crawl's requests only: the live loads come after
         report = politeness_report(records, args.interval)
         page_requests, requisite_requests = request_counts(tmp / "crawl.db", records)
-        comparisons, shots = [], []
+        comparisons, shots, worst = [], [], None
         with PywbServer([str(tmp / "crawl.wacz")]) as pywb, sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, headless=True,
                                         args=[f"--host-resolver-rules={HOST_RULES}"])
@@ -127,13 +129,18 @@ def main() -> None:
                         context = browser.new_context(viewport=VIEWPORT)
                         loads.append(load(context, f"{pywb.url}{timestamp}/{url}" if replay else url, replay))
                         context.close()
-                    comparisons.append(compare(*loads, url))
+                    comparisons.append(compare(*loads, url, partial(served, pywb.url, timestamp)))
+                    if worst is None or comparisons[-1].similarity < worst[0]:
+                        worst = (comparisons[-1].similarity, loads)
                     if args.shots and number == 0:
                         Path(args.shots).mkdir(parents=True, exist_ok=True)
                         shot = os.path.join(args.shots, f"replay-{site.name.split('.')[0]}.png")
                         side_by_side(loads[0].png, loads[1].png, shot)
                         shots.append(shot)
             browser.close()
+        if args.shots and worst is not None:
+            side_by_side(*(load.png for load in worst[1]), os.path.join(args.shots, "replay-worst.png"))
+            shots.append(os.path.join(args.shots, "replay-worst.png"))
     resources = sum(c.resources for c in comparisons)
     missing = [u for c in comparisons for u in c.missing]
     similarity = [c.similarity for c in comparisons]
@@ -147,6 +154,10 @@ def main() -> None:
         "similarity_p10": round(percentile(similarity, 0.1), 4) if similarity else None,
         "similarity_min": round(min(similarity), 4) if similarity else None,
         "worst_page": min(comparisons, key=lambda c: c.similarity).url if comparisons else None,
+        "similarity_median_by_site": {name: round(statistics.median(c.similarity for c in comparisons
+                                                                    if f"//{site.name}:" in c.url), 4)
+                                      for name, site in zip(names, sites)
+                                      if any(f"//{site.name}:" in c.url for c in comparisons)},
         "text_match_mean": round(statistics.mean(text), 4) if text else None,
         "text_match_min": round(min(text), 4) if text else None,
         "page_requests": page_requests, "requisite_requests": requisite_requests,
