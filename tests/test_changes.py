@@ -294,34 +294,3 @@ def test_watch_selection_and_durations():
     assert parse_since("2026-11-27T00:00") == 1_795_737_600
     assert parse_since("2h", now=10_000.0) == 2_800.0
 
-
-def _scrapy(*args: str):
-    import subprocess
-    import sys
-
-    from sandbox.harness import PROJECT_DIR
-
-    return subprocess.run([sys.executable, "-m", "scrapy", *args], cwd=PROJECT_DIR, capture_output=True, text=True,
-                          timeout=120)
-
-
-def test_watch_commands_add_list_remove_and_refuse_bad_input(tmp_path):
-    store = f"sqlite:///{tmp_path / 'crawl.db'}"
-    added = _scrapy("watch", "add", "http://Docs.test/a.html", "--css", "main", "--ignore", r"Build \d+",
-                    "--every", "15m", "--store", store)
-    assert added.returncode == 0, added.stderr
-    assert json.loads(added.stdout)["watching"] == "http://docs.test/a.html"
-    listed = [json.loads(line) for line in _scrapy("watch", "list", "--store", store).stdout.splitlines()]
-    assert listed == [{"url": "http://docs.test/a.html", "css": "main", "xpath": None, "ignore": [r"Build \d+"],
-                       "every": 900.0, "added_at": listed[0]["added_at"]}]
-    for bad, cause in ((["watch", "add", "http://docs.test/", "--css", "div["], "not a valid CSS selector"),
-                       (["watch", "add", "http://docs.test/", "--every", "soon"], "not a duration"),
-                       (["watch", "add", "http://docs.test/", "--ignore", "("], "not a regular expression"),
-                       (["watch", "remove", "http://docs.test/b.html"], "is not watched"),
-                       (["changes", "--since", "whenever"], "--since 'whenever'")):
-        out = _scrapy(*bad, "--store", store)
-        assert out.returncode != 0 and cause in out.stderr, (bad, out.stderr)
-    assert _scrapy("watch", "remove", "http://docs.test/a.html", "--store", store).returncode == 0
-    assert _scrapy("watch", "list", "--store", store).stdout == ""
-    nothing = _scrapy("changes", "--store", store)
-    assert nothing.returncode == 0 and "no change recorded" in nothing.stderr
