@@ -85,6 +85,24 @@ class PageContent:
 
 
 @dataclass
+class RequisiteItem:
+    """A page requisite fetched (a stylesheet, script, image, font...: what a browser needs to
+    show a page). Archived (a response, or a revisit record when its payload was archived
+    before), never stored or read as a page; the store reports its URL completed."""
+
+    url: str  # as fetched, after redirects
+    requested_url: str  # as the page named it
+    kind: str  # crawlproj.content.requisites.KINDS
+    status: int
+    body: bytes
+    response_headers: list[tuple[str, str]] = field(default_factory=list)
+    request_headers: list[tuple[str, str]] = field(default_factory=list)
+    warc_file: str | None = None
+    warc_offset: int | None = None
+    requested: bool = True  # a request of the crawl's (completed on commit); False: a render's own load
+
+
+@dataclass
 class FetchError:
     """A URL that could not be fetched: DNS, connection, timeout, size, ..."""
 

@@ -28,14 +28,25 @@ class Scope:
     def __post_init__(self) -> None:
         self._domains = tuple(d.lower().lstrip(".") for d in self.domains)
 
-    def refuses(self, url: str) -> str | None:
-        """Why ``url`` is out of scope (a stats-friendly word), or None if it is in."""
-        parts = urlsplit(url)
-        host = (parts.hostname or "").lower()
+    def refuses_requisite(self, url: str) -> str | None:
+        """Why a page's requisite (a stylesheet, an image) is out of scope, or None: only the
+        domains and suffixes bound it, as a browser showing the page fetches it from any path
+        or site within them (the prefix, allow and deny rules are for pages)."""
+        return self._host_refused((urlsplit(url).hostname or "").lower())
+
+    def _host_refused(self, host: str) -> str | None:
         if self._domains and not any(host == d or host.endswith("." + d) for d in self._domains):
             return "domain"
         if self.suffixes and not any(host.endswith(s.lower()) for s in self.suffixes):
             return "suffix"
+        return None
+
+    def refuses(self, url: str) -> str | None:
+        """Why ``url`` is out of scope (a stats-friendly word), or None if it is in."""
+        parts = urlsplit(url)
+        reason = self._host_refused((parts.hostname or "").lower())
+        if reason:
+            return reason
         if self.origin is not None:
             if f"{parts.scheme}://{parts.netloc}" != self.origin:
                 return "site"

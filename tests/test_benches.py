@@ -12,6 +12,8 @@ import pytest
 
 from sandbox.harness import PROJECT_DIR
 
+pytestmark = pytest.mark.slow
+
 #: Every bench script and what its smoke line must show. bench/bare_spider.py is no bench but
 #: the peer spider the throughput and memory benches run.
 CHECKS = {
@@ -53,6 +55,9 @@ CHECKS = {
     "politeness": lambda o: o["violations"] == 0 and o["pages_per_s"] > 0,
     "politeness_soak": lambda o: o["pages"] > 0 and o["interval_violations"] == 0 and o["concurrency_violations"] == 0,
     "render": lambda o: o["pages"] > 0 and o["detection"],
+    # Replay against the live page, on two real sites: what the targets of bench/replay.py ask.
+    "replay": lambda o: (o["pages_compared"] == 4 and o["resources_present"] >= 0.99 and o["similarity_min"] >= 0.9
+                         and o["text_match_min"] >= 0.99 and o["politeness_violations"] == 0),
     "revisit_sim": lambda o: (set(o["regimes"]) == {"loguniform", "realweb", "feeds"}
                               and o["regimes"]["feeds"]["feeds"]["feed_fetches_per_day"] > 0),
     "sandbox_capacity": lambda o: o["ok"] > 0 and o["non_200"] == 0,
@@ -64,7 +69,7 @@ CHECKS = {
                          and o["error_lines"] == {"cpu": 0, "workers": 0, "polite": 0, "incremental": 0}),
 }
 #: The smokes of a minute or more (they go first: see LONGEST_FIRST in tests/conftest.py).
-LONGEST = ("memory", "throughput", "render", "distributed", "politeness")
+LONGEST = ("memory", "throughput", "render", "distributed", "politeness", "replay")
 
 
 def test_every_bench_has_a_smoke_test():

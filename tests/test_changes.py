@@ -19,7 +19,7 @@ from crawlproj.changes.pipeline import console_line
 from crawlproj.changes.watches import check_selector, parse_duration, selection
 from crawlproj.changes.webhooks import SIGNATURE_HEADER, WebhookSender, backoff, verify
 from crawlproj.commands.changes import parse_since
-from crawlproj.console import progress_line
+from crawlproj.extensions.console import progress_line
 from crawlproj.store.changes import ChangeRecord
 from crawlproj.content.extraction import extract_content
 

@@ -18,10 +18,14 @@ import xml.etree.ElementTree as ET
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
+
 from crawlproj.changes.webhooks import SIGNATURE_HEADER, verify
 from sandbox import docsites
 from sandbox.harness import PROJECT_DIR, error_lines, run_crawl
 from sandbox.servers import NginxServer
+
+pytestmark = pytest.mark.slow
 
 PAGE = "/usr/share/doc/python3.11/html/library/json.html"
 NOISY = "/usr/share/doc/postgresql-doc-15/html/tutorial-select.html"

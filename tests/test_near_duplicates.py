@@ -69,7 +69,7 @@ def _index(kind, tmp_path, request=None, **shape):
     return SqliteNearDuplicateIndex(str(tmp_path / "index.db"), **shape)
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+@pytest.mark.parametrize("kind", ["memory", "sqlite", pytest.param("redis", marks=pytest.mark.slow)])
 def test_exact_near_and_distinct_pages_english_and_japanese(kind, tmp_path, request):
     rng = random.Random(7)
     index = _index(kind, tmp_path, request, threshold=0.8)
@@ -109,7 +109,7 @@ def test_the_index_reloads_from_sqlite_and_a_refetched_page_never_matches_itself
         NearDuplicateIndex(num_perm=64, storage=SqliteIndexStorage(str(tmp_path / "index.db")))
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+@pytest.mark.parametrize("kind", ["memory", "sqlite", pytest.param("redis", marks=pytest.mark.slow)])
 def test_short_pages_are_matched_exactly_and_empty_ones_never(kind, tmp_path, request):
     index = _index(kind, tmp_path, request, min_shingles=10)
     assert index.check_and_add("a", "Home") is None

@@ -9,7 +9,7 @@ from sandbox import harness
 #: Timed tests (tests/conftest.py) whose crawls start Chromium run one after another in one
 #: process (`make test` shares tests with --dist loadgroup): a browser's renders beside
 #: another browser's are slower than the timeouts these tests judge.
-pytestmark = pytest.mark.xdist_group("chromium")
+pytestmark = [pytest.mark.slow, pytest.mark.serial, pytest.mark.xdist_group("chromium")]
 
 INTERVAL = 0.05
 
@@ -121,3 +121,33 @@ def test_a_render_that_times_out_rests_its_host_for_the_servers_time_not_the_bro
     assert max(gaps) < 2 * timeout + 3, gaps
     assert result.stats["finish_reason"] == "finished"
 
+
+
+def test_what_a_rendered_page_loaded_is_archived_beside_it_never_stored_as_a_page(sandbox_factory, tmp_path):
+    """With requisites on, a render's scripts and the JSON its fetch() got are archived as the
+    browser had them (Browsertrix's way), each once, and not asked of the server again."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    sandbox = sandbox_factory("--hosts", "8", "--pages", "4", "--js-mix", "--cross-host", "0", "--no-robots-mix")
+    web = sandbox.web
+    conn, result = harness.crawl_sandbox(sandbox, tmp_path, MIN_INTERVAL=INTERVAL, REQUISITES_ENABLED=True)
+    js_hosts = {web.host_name(h) for h in web.hosts if web.specs[h].js}
+    archived: Counter = Counter()
+    for path in (tmp_path / "warc").glob("*.warc.gz"):
+        with open(path, "rb") as fh:
+            for record in ArchiveIterator(fh):
+                if record.rec_type in ("response", "revisit"):
+                    archived[record.rec_headers.get_header("WARC-Target-URI").split("/", 2)[2]] += 1
+    rendered_hosts = {host for (host,) in conn.execute("SELECT host FROM pages WHERE rendered = 1")}
+    assert rendered_hosts and rendered_hosts <= js_hosts
+    for host in rendered_hosts:
+        port_host = next(k.split("/")[0] for k in archived if k.split("/")[0].split(":")[0] == host)
+        assert archived[f"{port_host}/static/app.js"] == 1, host  # once, though every page ran it
+    assert any("/api/" in k for k in archived)  # what fetch() got
+    assert result.stats["crawlproj/requisites/rendered"] >= len(rendered_hosts)
+    stored = [url for (url,) in conn.execute("SELECT url FROM pages")]
+    assert not [u for u in stored if "/api/" in u or u.endswith(".js")]
+    fetches = Counter((r.host, r.path) for r in sandbox.records())
+    assert all(fetches[(host, "/static/app.js")] == 1 for host in rendered_hosts)  # the browser's copy served
+    report = sandbox.report(INTERVAL)
+    assert report["max_concurrency"] == 1 and report["violations"] == 0, report

@@ -1,10 +1,12 @@
 """WARC/1.1 archive: round trips through warcio, revisit records, rotation."""
 
+import os
 import random
 
 from warcio.archiveiterator import ArchiveIterator
 
-from crawlproj.store.warc import PROFILE_IDENTICAL, WarcArchive, payload_digest, read_response
+from crawlproj.store.warc import (PROFILE_IDENTICAL, WarcArchive, operator_of, payload_digest, read_response,
+                                  warcinfo_fields)
 
 HEADERS = [("Content-Type", "text/html; charset=shift_jis")]
 
@@ -24,13 +26,13 @@ def test_round_trip_revisit_and_random_access(tmp_path):
     with open(first.file, "rb") as fh:
         records = list(ArchiveIterator(fh))
     kinds = [r.rec_type for r in records]
-    assert kinds == ["response", "request", "response", "request", "revisit", "request"]
+    assert kinds == ["warcinfo", "response", "request", "response", "request", "revisit", "request"]
     assert all(r.rec_headers.protocol == "WARC/1.1" for r in records)
-    revisit = records[4]
+    revisit = records[5]
     assert revisit.rec_headers.get_header("WARC-Profile") == PROFILE_IDENTICAL
     assert revisit.rec_headers.get_header("WARC-Payload-Digest") == payload_digest(body)
     assert revisit.rec_headers.get_header("WARC-Refers-To-Target-URI") == "http://a.test/"
-    assert records[0].rec_headers.get_header("WARC-Payload-Digest") == payload_digest(body)
+    assert records[1].rec_headers.get_header("WARC-Payload-Digest") == payload_digest(body)
 
 
 def test_files_rotate_at_the_size_limit(tmp_path):
@@ -41,6 +43,27 @@ def test_files_rotate_at_the_size_limit(tmp_path):
     assert len({loc.file for loc in locations}) == 5  # each file passed 2000 bytes after one capture
     for loc, body in zip(locations, bodies):
         assert read_response(loc)[2] == body
+        with open(loc.file, "rb") as fh:  # every file opens with its own warcinfo record
+            first = next(iter(ArchiveIterator(fh)))
+        assert first.rec_type == "warcinfo"
+        assert first.rec_headers.get_header("WARC-Filename") == os.path.basename(loc.file)
+
+
+def test_warcinfo_names_the_software_the_operator_and_the_robots_policy(tmp_path):
+    info = warcinfo_fields("crawlproj/0.1 (+https://crawl.example.org/about; ops@example.org)", "obey", isPartOf="x")
+    archive = WarcArchive(str(tmp_path), info=info)
+    loc = archive.write("http://a.test/", 200, "OK", HEADERS, b"<html>x</html>")
+    archive.close()
+    with open(loc.file, "rb") as fh:
+        record = next(iter(ArchiveIterator(fh)))
+    assert record.rec_headers.get_header("Content-Type") == "application/warc-fields"
+    fields = dict(line.split(": ", 1) for line in record.content_stream().read().decode().splitlines() if line)
+    assert fields["software"].startswith("crawlproj/") and "Scrapy/" in fields["software"]
+    assert fields["format"] == "WARC File Format 1.1"
+    assert fields["operator"] == "https://crawl.example.org/about"
+    assert fields["http-header-user-agent"].startswith("crawlproj/0.1")
+    assert fields["robots"] == "obey" and fields["hostname"] and fields["isPartOf"] == "x"
+    assert operator_of("bot (mailto ops@example.org)") == "ops@example.org"
 
 
 def test_the_standard_warcio_checker_verifies_every_digest(tmp_path):
@@ -55,7 +78,12 @@ def test_the_standard_warcio_checker_verifies_every_digest(tmp_path):
     checker = os.path.join(os.path.dirname(sys.executable), "warcio")
     out = subprocess.run([checker, "check", "-v", loc.file], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.count("digest pass") == 3 and "fail" not in out.stdout  # response and two requests
+    assert out.stdout.count("digest pass") == 4 and "fail" not in out.stdout  # warcinfo, response, two requests
+    # cdxj-indexer (what WACZ packaging uses) reads it without a word on stderr.
+    indexer = os.path.join(os.path.dirname(sys.executable), "cdxj-indexer")
+    out = subprocess.run([indexer, loc.file], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and not out.stderr, out.stderr
+    assert len(out.stdout.splitlines()) == 2  # the response and the revisit
 
 
 def test_revisits_point_to_the_first_capture_across_restarts(tmp_path):

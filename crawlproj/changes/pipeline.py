@@ -16,7 +16,7 @@ from ..items import PageItem
 from ..store import beside_store, settings_store
 from ..store.changes import ChangeRecord, WatchSnapshot, get_snapshot
 from ..store.content import read as read_content
-from ..store.warc import Location, read_capture
+from ..store.warc import WarcLocation, read_capture
 from .classify import Snapshot, compare, markdown_links
 from .watches import WatchList, selection
 from .webhooks import WebhookSender
@@ -29,7 +29,7 @@ def previous_body(warc_file: str | None, offset: int | None) -> bytes | None:
     if not warc_file or offset is None:
         return None
     try:
-        kind, _, _, payload = read_capture(Location(warc_file, offset))
+        kind, _, _, payload = read_capture(WarcLocation(warc_file, offset))
     except (OSError, StopIteration, ValueError):
         return None
     return payload if kind == "response" else None

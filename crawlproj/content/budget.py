@@ -207,6 +207,8 @@ class PageBudget:
     max_elements: int = defaults.PAGE_MAX_ELEMENTS
     main_text_max_depth: int = defaults.MAIN_TEXT_MAX_DEPTH
     max_links: int = defaults.MAX_LINKS_PER_PAGE  # 0: all
+    #: Read the page's requisites before its tree is let go (REQUISITES_ENABLED).
+    requisites: bool = False
     #: Pages with more start tags than this are walked whatever the estimate says.
     walk_start_tags: int = 2048
 

@@ -36,7 +36,8 @@ def page_budget(settings) -> PageBudget:  # noqa: ANN001 - Scrapy settings
     return PageBudget(max_depth=settings.getint("PAGE_MAX_DEPTH", d.max_depth),
                       max_elements=settings.getint("PAGE_MAX_ELEMENTS", d.max_elements),
                       main_text_max_depth=settings.getint("MAIN_TEXT_MAX_DEPTH", d.main_text_max_depth),
-                      max_links=settings.getint("MAX_LINKS_PER_PAGE", d.max_links))
+                      max_links=settings.getint("MAX_LINKS_PER_PAGE", d.max_links),
+                      requisites=settings.getbool("REQUISITES_ENABLED", d.requisites))
 
 
 def parsed_page(response, budget: PageBudget | None = None) -> ParsedPage:  # noqa: ANN001 - a TextResponse

@@ -37,14 +37,11 @@ from weakref import WeakKeyDictionary
 from scrapy import signals
 from scrapy.crawler import Crawler
 
+from ..errors import DocumentFailed, StageTimeout
 from ..store.writer import asyncio_reactor
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-class StageTimeout(Exception):
-    """Per-page work that ran past ``PAGE_STAGE_TIMEOUT``."""
 
 
 def _die_with_parent() -> None:
@@ -81,10 +78,6 @@ def _start_document_helper(prepare: Callable[[], Any] | None) -> None:
     _die_with_parent()
     if prepare is not None:  # loaded before the cap: the parser's libraries and models are not the document's
         prepare()
-
-
-class DocumentFailed(Exception):
-    """A document's reading ran out of its memory cap, or killed its helper process."""
 
 
 class PageWorkers:

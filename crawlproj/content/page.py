@@ -22,6 +22,8 @@ from selectolax.lexbor import LexborHTMLParser
 
 from .budget import PageBudget
 from .language import declared_language
+from .requisites import SELECTOR as REQUISITE_SELECTOR
+from .requisites import Requisite, page_requisites
 from .robots_directives import parse_directives
 
 _SPACE = re.compile(r"\s+")
@@ -88,6 +90,8 @@ class ParsedPage:
         self.max_links = budget.max_links if budget is not None else 0
         self.links_cut = False  # links past max_links were left
         self._pieces: dict[int, int] = {}  # text_pieces' answers by limit
+        # Read before the tree goes (REQUISITES_ENABLED): the stylesheets, scripts, images... it needs.
+        self.want_requisites = bool(budget is not None and budget.requisites)
         if budget is not None:
             html, found = budget.bounded(html)
             self.over_budget = found.cut_reason
@@ -106,6 +110,8 @@ class ParsedPage:
         it first."""
         self.links, self.title, self.declared_language, self.base_href, self._robots_metas  # noqa: B018
         self.text_digest  # noqa: B018
+        if self.want_requisites:
+            self.requisites  # noqa: B018
         self._tree = None
 
     @classmethod
@@ -176,6 +182,11 @@ class ParsedPage:
                 anchor = clean(node.text(deep=True, separator=" "))
             out.append(ExtractedLink(attrs.get("href") or "", anchor, "nofollow" in rel, tag))
         return out
+
+    @cached_property
+    def requisites(self) -> list[Requisite]:
+        """What a browser fetches to show the page (:mod:`crawlproj.content.requisites`), as written."""
+        return page_requisites(self.tree.css(REQUISITE_SELECTOR))
 
     @cached_property
     def _body_text(self) -> str:

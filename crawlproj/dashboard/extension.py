@@ -7,7 +7,6 @@ import sqlite3
 import time
 from typing import Any
 
-import redis
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
@@ -17,11 +16,10 @@ from twisted.internet import task
 
 from .. import signals as crawl_signals
 from ..changes.atom import atom_feed
-from ..distributed import connection
+from ..distributed.workers import worker_id
 from ..store import settings_store
 from ..store.changes import read_changes
 from ..urls import InvalidURL, canonicalize
-from . import cluster
 from .board import HostBoard, RateSeries, snapshot
 from .server import DashboardResource, listen, tokens_from_settings
 
@@ -54,9 +52,12 @@ class Dashboard:
         self.interval = s.getfloat("DASHBOARD_INTERVAL")
         self.max_hosts = s.getint("DASHBOARD_MAX_HOSTS")
         self.url_file = s.get("DASHBOARD_URL_FILE")
-        self.worker = connection.worker_id(s)
+        self.worker = worker_id(s)
         self.redis = None
-        if s.getbool("DASHBOARD_REDIS"):
+        if s.getbool("DASHBOARD_REDIS"):  # (Redis: the distributed extra, imported only then)
+            from ..distributed import connection
+            from . import cluster
+
             self.redis = connection.from_settings(s)
             self.redis_key = cluster.key_prefix(s.get("REDIS_PREFIX"))
         self.board = HostBoard(s.getint("DASHBOARD_HOSTS_KEPT"))
@@ -114,7 +115,7 @@ class Dashboard:
     def tick(self) -> None:
         now = time.monotonic()
         stats = self.stats.get_stats()
-        self.series.tick(now, stats.get("response_received_count", 0))
+        self.series.tick(now, stats.get("store/pages", 0))  # pages stored a second, as the console's rate
         hosts = self.board.busiest(self.max_hosts)
         described: dict[str, dict] = {}
         for _, answer in self.crawler.signals.send_catch_log(crawl_signals.describe_hosts, hosts=hosts):
@@ -136,6 +137,10 @@ class Dashboard:
 
     def _cluster(self, view: dict) -> list[dict] | None:
         """Publish this worker's snapshot to Redis and read every live worker's."""
+        import redis
+
+        from . import cluster
+
         try:
             cluster.publish(self.redis, self.redis_key, view, ttl=max(10, int(5 * self.interval)))
         except redis.RedisError as exc:

@@ -16,6 +16,8 @@ and the shards spread over the masters too. A single Redis takes the same layout
 
 from __future__ import annotations
 
+import hashlib
+import math
 import zlib
 from collections.abc import Hashable
 
@@ -49,3 +51,25 @@ def shard_of(field: str | bytes, shards: int = HASH_SHARDS) -> int:
 def sharded(key: str, field: str | bytes, shards: int = HASH_SHARDS) -> str:
     """The hash of table ``key`` that holds ``field``."""
     return f"{key}:{shard_of(field, shards)}"
+
+
+#: Entries a bucket hash holds at the crawl size it was laid out for: half of Redis's default
+#: hash-max-listpack-entries (128), so a crawl twice its planned size still keeps the compact form.
+BUCKET_ENTRIES = 64
+
+
+def bucket_count(entries: int) -> int:
+    """Buckets (a power of two) that hold ``entries`` at about :data:`BUCKET_ENTRIES` each."""
+    return 1 << max(0, math.ceil(math.log2(max(1, entries) / BUCKET_ENTRIES)))
+
+
+def page_id(url: str, size: int = 5) -> bytes:
+    """A URL's id in the shared tables: ``size`` bytes of its BLAKE2b (40 bits: among a billion
+    URLs a few hundred thousand pairs share one, and each such pair only loses its older entry)."""
+    return hashlib.blake2b(url.encode("utf-8", "surrogateescape"), digest_size=size).digest()
+
+
+def stored_capacity(client, key: str, wanted: int) -> int:  # noqa: ANN001 - a Redis client
+    """The capacity the shared tables under ``key`` were laid out for: the first worker's ``wanted``."""
+    client.set(key, wanted, nx=True)
+    return int(client.get(key))

@@ -41,6 +41,38 @@ from .wake import EngineWaker
 logger = logging.getLogger(__name__)
 
 
+def require_partners(settings: Any) -> None:
+    """Refuse, in one line, a frontier scheduler without what it stands on: crawlproj's settings
+    (the add-on or ``crawlproj.defaults`` gives them) and the downloader that tells it when each
+    fetch ends (without it the first host stays in flight for ever: a silent stall)."""
+    from ..errors import SettingsError
+    from .downloader import FrontierDownloader
+
+    scheduler = settings.get("SCHEDULER")
+    try:
+        # (By its ancestry: Scrapy's BaseScheduler's metaclass makes any scheduler a "subclass".)
+        frontier = FrontierScheduler in load_object(scheduler).__mro__
+    except (ImportError, NameError, ValueError, AttributeError, TypeError):
+        frontier = False
+    if not frontier:
+        # An ordering other than breadth-first re-ranks the frontier's queues: no other scheduler has them.
+        if (settings.get("PRIORITIZER") or "bfs") != "bfs":
+            raise SettingsError("PRIORITIZER", settings.get("PRIORITIZER"), "orders the frontier's queues: it needs "
+                                "SCHEDULER = 'crawlproj.frontier.scheduler.FrontierScheduler'")
+        return
+    if settings.get("FRONTIER_LEVELS") is None:
+        raise SettingsError("SCHEDULER", scheduler, "the frontier reads crawlproj's settings: enable the add-on, "
+                                                    "ADDONS = {'crawlproj.addon.Crawlproj': 0}")
+    downloader = settings.get("DOWNLOADER")
+    try:
+        ok = FrontierDownloader in load_object(downloader).__mro__
+    except (ImportError, NameError, ValueError, AttributeError, TypeError):
+        ok = False
+    if not ok:
+        raise SettingsError("DOWNLOADER", downloader, f"{scheduler} needs its partner "
+                                                      "DOWNLOADER = 'crawlproj.frontier.downloader.FrontierDownloader'")
+
+
 #: Set on a request's meta when the frontier hands it out: a request that comes back with it
 #: (dont_filter) was sent back unfetched.
 HANDED = "frontier_handed"
@@ -122,6 +154,7 @@ class FrontierScheduler(BaseScheduler):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
+        require_partners(crawler.settings)
         dupefilter = build_from_crawler(load_object(crawler.settings["DUPEFILTER_CLASS"]), crawler)
         return cls(crawler, dupefilter)
 
@@ -193,10 +226,12 @@ class FrontierScheduler(BaseScheduler):
         if host in self._capped:
             self.stats.inc_value("traps/copy_host_dropped")
             return False
-        if not request.dont_filter and not self.site_cap.admit(host):  # retries and requeues are not new pages
+        # Retries and requeues are not new pages, nor are a page's requisites (REQUISITES_MAX_PER_HOST bounds them).
+        page = not request.dont_filter and not request.meta.get("requisite")
+        if page and not self.site_cap.admit(host):
             self.stats.inc_value("traps/max_pages_per_host")
             return False
-        if not request.dont_filter and not self.domains.admit(host):
+        if page and not self.domains.admit(host):
             self.stats.inc_value("traps/max_pages_per_domain")
             return False
         revisit = request.meta.get("revisit", False)

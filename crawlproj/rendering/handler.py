@@ -25,10 +25,11 @@ from scrapy.http import Response
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 from scrapy_playwright.page import PageMethod
 
+from ..errors import RenderTimeout
 from .. import signals as crawl_signals
 from ..politeness.interval import IntervalPolicy
 from ..politeness.keepalive import expose_connection_header
-from ..stalls import crawler_held, held_mark
+from ..extensions.stalls import crawler_held, held_mark
 from .browser import INSTALL_HINT, browser_rss, descendants, find_chromium, lower_priority
 from .pacing import SubrequestPacer
 from .shadow import FLATTEN_SHADOW_ROOTS
@@ -80,10 +81,6 @@ class AssetCache:
 _IDLE_POLL_SECONDS = 0.05
 
 
-class RenderTimeout(Exception):
-    """A render took longer than ``RENDER_TIMEOUT``; its page was closed."""
-
-
 class _Render:
     """One page being rendered: its pending sub-requests, for the idle wait, and what they cost."""
 
@@ -100,6 +97,9 @@ class _Render:
         self.missed: list[str] = []  # what an offline render refused for want of the server
         self.prefetched: dict[str, tuple | None] = {}  # url -> (status, headers, body) fetched for it; None: failed
         self.idle_timed_out = False
+        # What the browser loaded besides the main document, kept for the archive (REQUISITES_ENABLED):
+        # (url, resource type, status, header pairs, body); None: not kept.
+        self.loaded: list[tuple[str, str, int, list[tuple[str, str]], bytes]] | None = None
 
     def begin(self) -> None:
         self.pending += 1
@@ -211,6 +211,9 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         self.policy = IntervalPolicy.from_settings(s)  # only when no frontier answers rest_after
         self.pacer = SubrequestPacer(self._rest)
         self.assets = AssetCache(s.getint("RENDER_ASSET_CACHE_BYTES"))
+        # With requisites on, what a page's scripts loaded (scripts, fetch/XHR answers) is archived
+        # beside it, as Browsertrix records a browser's traffic; at most this many a page.
+        self.keep_loaded = (s.getint("REQUISITES_MAX_PER_PAGE") or 1000) if s.getbool("REQUISITES_ENABLED") else 0
         self._pages = asyncio.Semaphore(self.max_pages)
         self._launched = False
         self._launching = asyncio.Lock()
@@ -277,6 +280,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
             render.given = Response(request.url, status=status, headers=headers, body=body)
             render.offline = bool(request.meta.get("render_offline"))
         render.prefetched = request.meta.get("render_prefetched") or {}
+        if self.keep_loaded:
+            render.loaded = []
         # Replace scrapy-playwright's route handler: every request of the page goes through ours.
         await page.unroute("**")
         await page.route("**", partial(self._route, render, page))
@@ -300,6 +305,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         if render.idle_timed_out:
             self.stats.inc_value("render/idle_timeouts")
         request.meta["render_document"] = render.document
+        if render.loaded:
+            request.meta["render_loaded"] = render.loaded
         if render.offline:
             request.meta["render_missed"] = render.missed
         if isinstance(getattr(flattened, "result", None), str):  # web components: their shadow roots' DOM too
@@ -347,6 +354,10 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                     self.assets.put(browser_request.url, response)
             if main_document:
                 render.document = (response.body, (response.headers.get(b"Content-Type") or b"").decode("latin-1"))
+            elif render.loaded is not None and len(render.loaded) < self.keep_loaded:
+                render.loaded.append((browser_request.url, browser_request.resource_type, response.status,
+                                      [(k.decode("latin-1"), v.decode("latin-1"))
+                                       for k, values in response.headers.items() for v in values], response.body))
             headers = {k.decode("latin-1"): ", ".join(v.decode("latin-1") for v in values)
                        for k, values in response.headers.items() if k.lower() not in _TRANSFER_HEADERS}
             await route.fulfill(status=response.status, headers=headers, body=response.body)

@@ -13,6 +13,7 @@ from twisted.internet import task
 
 from .. import signals as crawl_signals
 from ..changes.watches import WatchList
+from ..engine_state import engine_scheduler
 from ..store import settings_store
 from .pipeline import open_revisit_queue
 from .state import CrawlClock
@@ -96,7 +97,7 @@ class Refresher:
         discovery does not fetch it again meanwhile. A crawl started over a store with a fresh
         frontier (a first incremental run after a local one) had spent its first minutes
         fetching pages it had, as if new."""
-        frontier = getattr(getattr(self.crawler.engine, "_slot", None), "scheduler", None)
+        frontier = engine_scheduler(self.crawler)
         mark = getattr(getattr(frontier, "df", None), "mark_seen_key", None)
         urls = getattr(self.queue, "urls", None)
         if mark is None or urls is None:
@@ -123,7 +124,7 @@ class Refresher:
     # -- the short-term queue ------------------------------------------------
     def tick(self) -> None:
         now = self.clock.now()
-        frontier = getattr(getattr(self.crawler.engine, "_slot", None), "scheduler", None)
+        frontier = engine_scheduler(self.crawler)
         owned = getattr(getattr(frontier, "frontier", None), "owned", None)
         if owned is not None and hasattr(self.queue, "owned") and owned != self.queue.owned:
             # Distributed: revisit only the host partitions this worker's frontier holds.

@@ -81,7 +81,8 @@ class OrderingMiddleware:
 
     async def process_spider_output(self, response: Any, result: AsyncIterator[Any], spider: Any = None):
         outputs = [item async for item in result]
-        links = [o for o in outputs if isinstance(o, Request) and not o.dont_filter and not o.meta.get("revisit")]
+        links = [o for o in outputs if isinstance(o, Request) and not o.dont_filter and not o.meta.get("revisit")
+                 and not o.meta.get("requisite")]
         page = next((o for o in outputs if isinstance(o, PageItem)), None)
         dropped: set[int] = set()
         seen: set[str] = set()

@@ -15,7 +15,8 @@ from ..errors import BadInput
 from ..items import PageItem
 from ..scope import Scope
 from ..urls import InvalidURL, canonicalize
-from .base import CrawlSpiderBase, sitemap_arg
+from .arguments import sitemap_arg
+from .base import CrawlSpiderBase
 
 
 def _required_url(url: str | None, sitemap: str | None = None) -> str:
@@ -53,6 +54,7 @@ class SiteSpider(CrawlSpiderBase):
     """
 
     name = "site"
+    ARGUMENTS = ("url", "allow", "deny", "max_pages", *CrawlSpiderBase.ARGUMENTS)
 
     def __init__(self, url: str | None = None, allow: str | None = None, deny: str | None = None,
                  max_pages: str | int | None = None, sitemap: str | None = None, **kwargs: Any):

@@ -10,9 +10,9 @@ from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 
-from ..items import PageItem
+from ..items import PageItem, RequisiteItem
 from . import beside_store, settings_store
-from .warc import WarcArchive
+from .warc import WarcLocation, WarcArchive, warcinfo_fields
 from .writer import WriterThread
 
 logger = logging.getLogger(__name__)
@@ -51,8 +51,11 @@ class ArchivePipeline:
             raise NotConfigured
         self.crawler = crawler
         self.keep_duplicates = s.getbool("NEAR_DUPLICATES_KEEP_CONTENT")
+        self.outlinks = s.getbool("WARC_OUTLINKS")
+        info = warcinfo_fields(s.get("USER_AGENT"), "obey" if s.getbool("ROBOTSTXT_OBEY") else "ignore",
+                               isPartOf=s.get("WARC_PREFIX"))
         self.archive = WarcArchive(warc_directory(s), prefix=s.get("WARC_PREFIX"), max_bytes=s.getint("WARC_MAX_BYTES"),
-                                   digest_index=digest_index_path(s))
+                                   digest_index=digest_index_path(s), info=info)
         # Off the reactor: gzipping a large page held it 100-300 ms (see crawlproj.store.writer).
         self.writer = WriterThread("warc")
 
@@ -61,22 +64,20 @@ class ArchivePipeline:
         return cls(crawler)
 
     async def process_item(self, item: object, spider: Spider | None = None) -> object:
+        if isinstance(item, RequisiteItem):
+            return await self._requisite(item)
         if not isinstance(item, PageItem):
             return item
         if item.not_modified:  # nothing new to archive: the capture in hand is still current
             self.crawler.stats.inc_value("warc/not_modified")
             return item
-        try:
-            reason = HTTPStatus(item.status).phrase
-        except ValueError:
-            reason = "Unknown"
-        headers = [(k, v) for k, v in item.response_headers if k.lower() not in _TRANSFER_HEADERS]
-        headers.append(("Content-Length", str(len(item.body))))
-        location = await self.writer.run(self.archive.write, item.final_url, item.status, reason, headers, item.body,
-                                         item.request_headers, bool(item.duplicate_of) and not self.keep_duplicates,
-                                         # "robots.txt:ai-train" -> "ai-use: robots.txt ai-train=no"
-                                         [("ai-use", f"{key.replace(':', ' ', 1)}={value}")
-                                          for key, value in sorted(item.ai_signals.items())])
+        # "robots.txt:ai-train" -> "ai-use: robots.txt ai-train=no"
+        metadata = [("ai-use", f"{key.replace(':', ' ', 1)}={value}") for key, value in sorted(item.ai_signals.items())]
+        if self.outlinks:  # as Heritrix writes them: "outlink: URL L a/@href" (L: a link hop)
+            metadata += [("outlink", f"{target} L a/@href") for target in dict.fromkeys(t for t, _, _ in item.links)]
+        location = await self._write(item.final_url, item.status, item.response_headers, item.body,
+                                     item.request_headers, bool(item.duplicate_of) and not self.keep_duplicates,
+                                     metadata)
         stats = self.crawler.stats
         if location is None:
             stats.inc_value("warc/duplicates_skipped")
@@ -84,6 +85,27 @@ class ArchivePipeline:
         item.warc_file, item.warc_offset = os.path.abspath(location.file), location.offset
         stats.inc_value("warc/revisits" if location.revisit_of else "warc/responses")
         return item
+
+    async def _requisite(self, item: RequisiteItem) -> RequisiteItem:
+        """A page requisite: a response record, or a revisit when its payload was archived before
+        (a site's one stylesheet, named by every page, is fetched once and its copies elsewhere
+        cost a revisit record)."""
+        location = await self._write(item.url, item.status, item.response_headers, item.body, item.request_headers)
+        item.warc_file, item.warc_offset = os.path.abspath(location.file), location.offset
+        self.crawler.stats.inc_value("warc/requisite_revisits" if location.revisit_of else "warc/requisite_responses")
+        return item
+
+    async def _write(self, url: str, status: int, response_headers: list[tuple[str, str]], body: bytes,
+                     request_headers: list[tuple[str, str]], revisit_only: bool = False,
+                     metadata: list[tuple[str, str]] | None = None) -> WarcLocation | None:
+        try:
+            reason = HTTPStatus(status).phrase
+        except ValueError:
+            reason = "Unknown"
+        headers = [(k, v) for k, v in response_headers if k.lower() not in _TRANSFER_HEADERS]
+        headers.append(("Content-Length", str(len(body))))
+        return await self.writer.run(self.archive.write, url, status, reason, headers, body, request_headers,
+                                     revisit_only, metadata)
 
     def close_spider(self, spider: Spider | None = None) -> None:
         self.writer.close()

@@ -11,7 +11,7 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import defer, task
 
 from .. import signals as crawl_signals
-from ..items import FetchError, PageItem, SitemapUrls, Skipped
+from ..items import FetchError, PageItem, RequisiteItem, SitemapUrls, Skipped
 from . import open_store
 from .content import ContentPolicy
 from .sqlite import StoreBatch
@@ -66,6 +66,8 @@ class StorePipeline:
             self.store.add_error(item)
         elif isinstance(item, Skipped):
             self.store.add_skipped(item.url)
+        elif isinstance(item, RequisiteItem) and item.requested:  # archived, not a page: only its completion
+            self.store.add_skipped(item.requested_url)
         elif isinstance(item, SitemapUrls):
             self.store.add_sitemap_urls(item.sitemap, item.entries, item.at)
         if self.store.pending >= self.batch_size:

@@ -5,7 +5,9 @@ file and offset alone (:func:`read_response`), and standard WARC tools open
 the files. A response whose payload digest was archived before is written as a
 ``revisit`` record (profile identical-payload-digest) that points to the first
 capture, at this URL or another, so exact duplicates cost a few hundred bytes.
-Files rotate once they pass ``max_bytes``. The first captures are kept in a
+Files rotate once they pass ``max_bytes``; each file opens with a ``warcinfo`` record
+describing the crawl (software, format, operator, robots policy, host), as Heritrix and
+Browsertrix write it, so a file read on its own says where it came from. The first captures are kept in a
 :class:`~crawlproj.store.digests.DigestIndex` (by default ``<prefix>.digests.db`` in
 the directory; the pipeline keeps it beside the store), so revisits point to the
 first capture across restarts and crawls.
@@ -19,6 +21,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -35,10 +38,48 @@ PROFILE_IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-d
 
 
 @dataclass(frozen=True)
-class Location:
+class WarcLocation:
+    """Where a record is: its WARC file and the offset of its gzip member (a revisit names its original)."""
+
     file: str
     offset: int
     revisit_of: str | None = None  # WARC-Record-ID of the original capture, for a revisit
+
+
+def warcinfo_fields(user_agent: str = "", robots: str = "obey", **more: str) -> dict[str, str]:
+    """The ``warcinfo`` record's fields (application/warc-fields, in the WARC 1.1 annex's names):
+    software and versions, format, the operator (the User-Agent's contact), the robots policy
+    and the crawling host."""
+    import platform
+    import socket
+    from importlib.metadata import PackageNotFoundError, version
+
+    from .. import __version__
+
+    def of(package: str) -> str:
+        try:
+            return f"{package}/{version(package)}"
+        except PackageNotFoundError:
+            return package
+
+    fields = {"software": f"crawlproj/{__version__} ({of('Scrapy')}; {of('warcio')}; "
+                          f"Python/{platform.python_version()})",
+              "format": "WARC File Format 1.1",
+              "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+              "hostname": socket.gethostname()}
+    if user_agent:
+        fields["operator"] = operator_of(user_agent)
+        fields["http-header-user-agent"] = user_agent
+    fields["robots"] = robots
+    fields.update({k: v for k, v in more.items() if v})
+    return fields
+
+
+def operator_of(user_agent: str) -> str:
+    """Who runs the crawl, as the User-Agent says: its contact URL or e-mail address (the
+    ``(+https://...)`` comment), else the whole User-Agent."""
+    found = re.search(r"\+?(https?://[^\s;)]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)", user_agent)
+    return found.group(1) if found else user_agent
 
 
 def payload_digest(body: bytes) -> str:
@@ -49,8 +90,10 @@ class WarcArchive:
     """Appends captures to ``<directory>/<prefix>-NNNNN.warc.gz``, rotating at ``max_bytes``."""
 
     def __init__(self, directory: str, prefix: str = "crawlproj", max_bytes: int = 1 << 30,
-                 gzip_level: int = 6, digest_index: str | None = None) -> None:
+                 gzip_level: int = 6, digest_index: str | None = None,
+                 info: dict[str, str] | None = None) -> None:
         self.directory = directory
+        self.info = dict(info) if info else warcinfo_fields()
         self.gzip_level = gzip_level
         self.prefix = prefix
         self.max_bytes = max_bytes
@@ -81,10 +124,13 @@ class WarcArchive:
         self.path = os.path.join(self.directory, f"{self.prefix}-{self._index:05d}.warc.gz")
         self._fh = open(self.path, "ab")
         self._writer = WARCWriter(BytesIO(), gzip=False, warc_version="WARC/1.1")  # builds records only
+        if self._fh.tell() == 0:  # a file appended to (after a crash) has its warcinfo already
+            self._append(self._writer.create_warcinfo_record(os.path.basename(self.path), self.info))
+            self._fh.flush()
 
     def write(self, url: str, status: int, reason: str, headers: list[tuple[str, str]], body: bytes,
               request_headers: list[tuple[str, str]] | None = None, revisit_only: bool = False,
-              metadata: list[tuple[str, str]] | None = None) -> Location | None:
+              metadata: list[tuple[str, str]] | None = None) -> WarcLocation | None:
         """Archive one capture: its request, then its response (or a revisit record), then a
         ``metadata`` record of ``metadata`` (``application/warc-fields``, one ``name: value``
         line a pair; the AI-use signals), when there is any.
@@ -124,8 +170,8 @@ class WarcArchive:
             headers = record.rec_headers
             self.digests.add(digest, FirstCapture(headers.get_header("WARC-Record-ID"), url,
                                                   headers.get_header("WARC-Date"), os.path.abspath(self.path)))
-            return Location(self.path, offset)
-        return Location(self.path, offset, revisit_of=original.record_id)
+            return WarcLocation(self.path, offset)
+        return WarcLocation(self.path, offset, revisit_of=original.record_id)
 
     def _append(self, record: object) -> None:
         """One record as its own gzip member. warcio would gzip at level 9; level 6 (gzip's
@@ -145,7 +191,7 @@ class WarcArchive:
         self.digests.close()
 
 
-def read_capture(location: Location) -> tuple[str, str, StatusAndHeaders | None, bytes]:
+def read_capture(location: WarcLocation) -> tuple[str, str, StatusAndHeaders | None, bytes]:
     """(record type, target URI, HTTP headers, payload) of the record at ``location``."""
     with open(location.file, "rb") as fh:
         fh.seek(location.offset)
@@ -154,7 +200,7 @@ def read_capture(location: Location) -> tuple[str, str, StatusAndHeaders | None,
                 record.content_stream().read())
 
 
-def read_response(location: Location) -> tuple[str, str, bytes]:
+def read_response(location: WarcLocation) -> tuple[str, str, bytes]:
     """(record type, target URI, payload) of the record at ``location``."""
     kind, uri, _, payload = read_capture(location)
     return kind, uri, payload
