@@ -293,3 +293,4 @@ def test_watch_selection_and_durations():
         check_selector("div[", None)
     assert parse_since("2026-11-27T00:00") == 1_795_737_600
     assert parse_since("2h", now=10_000.0) == 2_800.0
+

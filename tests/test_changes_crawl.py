@@ -169,3 +169,30 @@ def test_an_edit_during_an_incremental_crawl_is_reported_everywhere(tmp_path):
     assert result.stats.get("webhooks/retries") == 1 and result.stats.get("webhooks/delivered") == 1
     assert not (db.parent / "crawl.webhooks-failed.jsonl").exists()
     assert report  # (nginx's record, read before it stopped)
+
+
+def _scrapy(*args: str):
+    return subprocess.run([sys.executable, "-m", "scrapy", *args], cwd=PROJECT_DIR, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_watch_commands_add_list_remove_and_refuse_bad_input(tmp_path):
+    store = f"sqlite:///{tmp_path / 'crawl.db'}"
+    added = _scrapy("watch", "add", "http://Docs.test/a.html", "--css", "main", "--ignore", r"Build \d+",
+                    "--every", "15m", "--store", store)
+    assert added.returncode == 0, added.stderr
+    assert json.loads(added.stdout)["watching"] == "http://docs.test/a.html"
+    listed = [json.loads(line) for line in _scrapy("watch", "list", "--store", store).stdout.splitlines()]
+    assert listed == [{"url": "http://docs.test/a.html", "css": "main", "xpath": None, "ignore": [r"Build \d+"],
+                       "every": 900.0, "added_at": listed[0]["added_at"]}]
+    for bad, cause in ((["watch", "add", "http://docs.test/", "--css", "div["], "not a valid CSS selector"),
+                       (["watch", "add", "http://docs.test/", "--every", "soon"], "not a duration"),
+                       (["watch", "add", "http://docs.test/", "--ignore", "("], "not a regular expression"),
+                       (["watch", "remove", "http://docs.test/b.html"], "is not watched"),
+                       (["changes", "--since", "whenever"], "--since 'whenever'")):
+        out = _scrapy(*bad, "--store", store)
+        assert out.returncode != 0 and cause in out.stderr, (bad, out.stderr)
+    assert _scrapy("watch", "remove", "http://docs.test/a.html", "--store", store).returncode == 0
+    assert _scrapy("watch", "list", "--store", store).stdout == ""
+    nothing = _scrapy("changes", "--store", store)
+    assert nothing.returncode == 0 and "no change recorded" in nothing.stderr
