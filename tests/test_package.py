@@ -80,6 +80,9 @@ def test_the_wheel_holds_crawlproj_alone_with_its_licence_and_dependency_ranges(
     wheel = next(dist.glob("*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert {n.split("/")[0] for n in names} == {"crawlproj", "crawlproj-0.1.0.dist-info"}  # no settings, seeds
+    # Every module of the checkout's package is in it (a folder without __init__.py was left out).
+    package = PROJECT_DIR / "crawlproj"
+    assert {str(p.relative_to(PROJECT_DIR)) for p in package.rglob("*.py")} <= set(names)
     assert "crawlproj-0.1.0.dist-info/licenses/LICENSE" in names
     meta = zipfile.ZipFile(wheel).read("crawlproj-0.1.0.dist-info/METADATA").decode()
     assert "Requires-Python: >=3.11\n" in meta and "Requires-Dist: scrapy<3,>=2.19\n" in meta

@@ -1,1 +1,1 @@
-"""The live dashboard: a Scrapy extension serving a page of the crawl, its board and metrics."""
+"""The live dashboard: served by the crawl process (:mod:`.extension`), its page, its figures and /metrics."""
