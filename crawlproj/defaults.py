@@ -116,6 +116,12 @@ DOWNLOADER: class_path = "crawlproj.frontier.downloader.FrontierDownloader"
 MIN_INTERVAL: number(float, 0) = 1.0
 #: Mercator rule: rest at least this many times the last fetch's duration.
 INTERVAL_DURATION_FACTOR: number(float, 0) = 10.0
+#: Politeness keys (hosts) whose state (Waseda window, Crawl-delay, failures, session, rule)
+#: stays in memory: the least recently used beyond it are spilled to a scratch SQLite file
+#: (in FRONTIER_SPILL_DIR, or the temporary directory) and read back when next used, so a
+#: crawl's memory follows its active hosts, not every host it has seen (about 500 bytes a
+#: host in memory; 0: keep all).
+HOST_STATE_MEMORY: number(int, 0) = 100_000
 #: robots.txt Crawl-delay is honoured up to this many seconds.
 MAX_CRAWL_DELAY: number(float, 0) = 60.0
 #: Waseda dynamic interval (the Waseda crawler): min_interval + SLOW_DELAY x max(0, 1 - speed /

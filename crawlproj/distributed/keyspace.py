@@ -73,3 +73,21 @@ def stored_capacity(client, key: str, wanted: int) -> int:  # noqa: ANN001 - a R
     """The capacity the shared tables under ``key`` were laid out for: the first worker's ``wanted``."""
     client.set(key, wanted, nx=True)
     return int(client.get(key))
+
+
+#: The shared tables' fields are 70-250 bytes: Redis keeps their hashes compact (listpack) only
+#: with ``hash-max-listpack-value`` at least this (by its default, 64, each field is an entry of
+#: a hash table of its own, with its pointers and allocations).
+LISTPACK_VALUE = 256
+
+
+def listpack_shortfall(client) -> str | None:  # noqa: ANN001 - a Redis client
+    """Why the shared tables would take more memory than planned on this Redis, or None."""
+    try:
+        found = client.config_get("hash-max-listpack-value")
+    except Exception:  # noqa: BLE001 - CONFIG may be renamed or refused (a managed Redis): no judgment
+        return None
+    values = found.values() if isinstance(found, dict) else ()
+    low = [int(v) for v in values if str(v).isdigit() and int(v) < LISTPACK_VALUE]
+    return (f"Redis has hash-max-listpack-value {min(low)}: set it to {LISTPACK_VALUE} or more, or the shared "
+            f"near-duplicate index and revisit state take more memory than planned (docs/distributed.md)") if low else None

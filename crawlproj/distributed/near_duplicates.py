@@ -32,6 +32,7 @@ appended by a one-key script that keeps an id once).
 from __future__ import annotations
 
 import hashlib
+import logging
 
 import numpy as np
 
@@ -39,7 +40,9 @@ from .. import defaults
 from ..content.minhash_lsh import minhash_lsh
 from ..content.near_duplicates import SET_DIGEST, Fingerprint, Match, SigningShape
 from .connection import execute_pipeline, run_scripts
-from .keyspace import bucket_count, page_id, stored_capacity
+from .keyspace import bucket_count, listpack_shortfall, page_id, stored_capacity
+
+logger = logging.getLogger(__name__)
 
 #: Bits of each MinHash value kept (b-bit MinHash): on the bench's labelled families 4 bits
 #: find exactly what 32 do (bench/near_duplicates.py, shared_index), in 64 bytes for 128 values.
@@ -109,6 +112,8 @@ class RedisNearDuplicateIndex(SigningShape):
         index = cls(connection.from_settings(settings), settings.get("REDIS_PREFIX"),
                     capacity=settings.getint("SHARED_STATE_CAPACITY"), **shape)
         index.where = f"{settings.get('REDIS_URL')} ({settings.get('REDIS_PREFIX')}:nd:*)"
+        if (why := listpack_shortfall(index.r)) is not None:
+            logger.warning(why)
         return index
 
     def __init__(self, client, prefix: str, threshold: float = defaults.NEAR_DUPLICATES_THRESHOLD,

@@ -139,7 +139,7 @@ class FrontierScheduler(BaseScheduler):
         return TwoTierFrontier(levels=levels, active_target=active, max_active=s.getint("FRONTIER_MAX_ACTIVE_KEYS"),
                                bias=s.getfloat("FRONTIER_BIAS"), group_cap=self.keys.per_ip,
                                group_rate=self.keys.per_ip_rate, domain_cap=s.getint("DOMAIN_CONCURRENCY"),
-                               domain_of=registered_domain, **extra)
+                               domain_of=registered_domain, idle_keys=s.getint("HOST_STATE_MEMORY"), **extra)
 
     def _build_domains(self, s: Any) -> DomainBudget:
         """The budgets per registered domain, their overflows spilled with the frontier's queues."""
