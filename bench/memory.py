@@ -221,6 +221,8 @@ def main() -> None:
     parser.add_argument("--only", default="bare,cpu,workers,polite,incremental", help="comma-separated runs")
     parser.add_argument("--every", type=float, default=10.0, help="seconds between readings")
     parser.add_argument("--items", type=int, default=0, help="stop each crawl at this many items (0: to the end)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting for crawlproj's runs (repeatable), as -s would give it")
     parser.add_argument("--seconds-polite", type=float, default=600.0)
     parser.add_argument("--seconds-incremental", type=float, default=1200.0)
     parser.add_argument("--png", default=str(ROOT / "docs" / "memory.png"))
@@ -238,6 +240,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-memory-"))
     seeds = tmp / "seeds.txt"
     limit = {"CLOSESPIDER_ITEMCOUNT": items} if items else {}
+    limit.update(dict(pair.split("=", 1) for pair in opts.set))
     out: dict = {"bench": "memory", "site_mix": "smoke" if opts.smoke else opts.sites, "sites": len(sites),
                  "every_s": every}
     series: dict[str, list[dict]] = {}

@@ -772,6 +772,11 @@ MEMORY_WARMUP_PAGES: number(int, 1) = 500
 #: Hand free heap pages back to the system at each reading (glibc's malloc_trim): a parser's
 #: small allocations fragment the heap, and freed pages otherwise stay with the process.
 MEMORY_TRIM: boolean = True
+#: Allocations of this many bytes or more get memory of their own, handed back to the system
+#: when freed (glibc's M_MMAP_THRESHOLD, set when the crawl starts; crawlproj.extensions.memory):
+#: a page of megabytes' body and tree then leave nothing behind. 0: glibc's own threshold,
+#: which slides up to the largest block freed so far (up to 32 MB).
+MEMORY_MMAP_THRESHOLD: number(int, 0) = 0
 
 #: The final crawl stats, as JSON, are written here; empty: beside the store
 #: (data/crawl.db -> data/crawl.stats.json).

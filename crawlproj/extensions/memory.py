@@ -124,6 +124,21 @@ def trim_heap() -> bool:
         return False
 
 
+def set_mmap_threshold(size: int) -> bool:
+    """Serve every allocation of ``size`` bytes or more by its own mmap, handed back to the
+    system when freed (glibc's M_MMAP_THRESHOLD). glibc's own threshold slides up to the
+    largest block freed so far, up to 32 MB: after one page of megabytes, the next such
+    pages' bodies and trees come from the heap, which keeps its high-water mark. False where
+    there is no glibc."""
+    if size <= 0 or not sys.platform.startswith("linux"):
+        return False
+    try:
+        return bool(_libc().mallopt(_M_MMAP_THRESHOLD, size))
+    except (OSError, AttributeError):
+        return False
+
+
+_M_MMAP_THRESHOLD = -3  # glibc's malloc.h
 _LIBC = None
 
 
@@ -148,6 +163,7 @@ class MemoryWatch:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> MemoryWatch:
         s = crawler.settings
+        set_mmap_threshold(s.getint("MEMORY_MMAP_THRESHOLD"))
         interval = s.getfloat("MEMORY_SAMPLE_INTERVAL")
         if interval <= 0:
             raise NotConfigured
