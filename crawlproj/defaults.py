@@ -498,7 +498,7 @@ PAGE_STAGE_TIMEOUT: number(float, 0, inclusive=False) = 20.0
 #: While this many pages wait for or are in the page threads and the helper process, or wait
 #: for or are in the spider's link stage, the frontier hands out nothing: pages that cost more
 #: to parse than to fetch (a link farm's 50,000 links) wait on their server instead of in
-#: memory. Each of WORKERS' workers takes 1 unless it is given. 0: no limit.
+#: memory. 0: no limit.
 PAGE_STAGE_BACKLOG: number(int, 0) = 8
 #: While this many items are in the item pipelines (Scrapy's scraper counts them), the frontier
 #: hands out nothing, so that a host answering small pages (404s) faster than the store takes

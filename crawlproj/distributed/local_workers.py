@@ -36,10 +36,6 @@ from ..store.merge import merge_shards
 logger = logging.getLogger(__name__)
 
 
-#: PAGE_STAGE_BACKLOG of each worker, unless given on the command line.
-WORKER_PAGE_STAGE_BACKLOG = 1
-
-
 def shard_dir(store_path: str) -> Path:
     """Where the workers' shards go: ``data/crawl.db`` -> ``data/crawl.workers/``."""
     return Path(beside_store(store_path, "workers", ""))
@@ -86,13 +82,6 @@ def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict
         # As in the distributed profile (a prefetch may go to another worker), unless asked for.
         "RENDER_SAMPLE_OFFLINE": str(settings.getbool("RENDER_SAMPLE_OFFLINE")
                                      and settings.getpriority("RENDER_SAMPLE_OFFLINE") > SETTINGS_PRIORITIES["project"]),
-        # A worker with a page still to parse asks for no other: the hosts it would take go to a
-        # worker with a core free. A host's release rides with its worker's next pop, so a busy
-        # worker took back every host it released before the others could see it, and on pages
-        # costly to parse one worker kept most hosts while the other waited (docs/distributed.md).
-        "PAGE_STAGE_BACKLOG": str(settings.getint("PAGE_STAGE_BACKLOG")
-                                  if (settings.getpriority("PAGE_STAGE_BACKLOG") or 0) > SETTINGS_PRIORITIES["project"]
-                                  else WORKER_PAGE_STAGE_BACKLOG),
     }
 
 
