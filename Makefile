@@ -4,24 +4,35 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 SEEDS  ?= seeds/default.txt
 STAMP  := $(VENV)/.installed
+CRAWL_STAMP := $(VENV)/.crawl-installed
 
 .PHONY: setup crawl test test-fast demo bench clean
 # Independent prerequisites build side by side (make test: the crawler's venv and pywb's, 10 s).
 MAKEFLAGS += -j2
 
-# pyproject.toml's dependencies (and dev's) are installed; the checkout itself goes on the
-# venv's path through a .pth file, as an editable install would, without setuptools'
-# warnings about editable installs. pip prints errors only (-qq): a machine's pip
-# configuration can name package indexes that do not exist, one warning per package.
-$(STAMP): pyproject.toml
+# pyproject.toml's dependencies and those of the extras named; the checkout itself goes on the
+# venv's path through a .pth file, as an editable install would, without setuptools' warnings
+# about editable installs. pip prints errors only (-qq): a machine's pip configuration can name
+# package indexes that do not exist, one warning per package.
+# $(call install,extras...)
+define install
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -qq --upgrade pip
-	@$(BIN)/python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
-	  print('\n'.join(p['dependencies'] + p['optional-dependencies']['dev']))" > $(VENV)/requirements.txt
+	@$(BIN)/python -c "import sys, tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+	  extras = p['optional-dependencies']; \
+	  print('\n'.join(p['dependencies'] + [r for g in sys.argv[1:] for r in extras[g] if not r.startswith('crawlproj')]))" \
+	  $(1) > $(VENV)/requirements.txt
 	$(BIN)/pip install -qq -r $(VENV)/requirements.txt
 	@$(BIN)/python -c "import os, sysconfig; \
 	  open(os.path.join(sysconfig.get_paths()['purelib'], 'crawlproj.pth'), 'w').write(os.getcwd() + '\n')"
 	@touch $@
+endef
+# The tests' and benchmarks' venv: every extra, and dev's tools.
+$(STAMP): pyproject.toml
+	$(call install,render report distributed ordering parquet wacz dev)
+# What crawling needs (make crawl): the core, rendering, and Redis for WORKERS=N.
+$(CRAWL_STAMP): pyproject.toml
+	$(call install,render distributed)
 
 # pywb (replay in tests) in a venv of its own: it pins redis<3, which the crawler cannot use.
 .venv-pywb/.installed:
@@ -37,37 +48,35 @@ setup: $(STAMP)
 
 ## make crawl CONTACT=url-or-mail [SEEDS=path] [ARGS='-s NAME=VALUE ...']: broad crawl on the local profile
 ## (the real web: site owners must be able to reach whoever runs the crawl)
-crawl: setup
+## (only what crawling needs: no test tools, no test material)
+crawl: $(CRAWL_STAMP)
+	@bash scripts/system-deps.sh crawl
+	@$(BIN)/python -m compileall -q crawlproj settings
 	$(BIN)/scrapy crawl web -a seeds=$(SEEDS) -s PROFILE=local \
 	  $(if $(CONTACT),-s "USER_AGENT=crawlproj/0.1 (+$(CONTACT))") $(ARGS)
 
-## make test: the whole suite (what CI runs), in two phases. TEST_WORKERS processes share the
-## tests that tolerate a loaded machine (most wait on servers, not on the CPU); then SERIAL_WORKERS
-## processes share the `serial` ones (crawls judged against the wall clock, tests/conftest.py):
-## three on this 2-core machine, as most of their time is spent waiting out politeness intervals.
-## In each phase a process takes one test at a time, the longest first (LONGEST_FIRST), the tests
-## of one xdist_group one after another in one process (the timed tests that start Chromium:
-## renders beside another browser's are slower than the timeouts they judge), and a test that
-## fails beside others runs again alone, and must pass alone (a crawl timed on a loaded machine
-## measures the load, not the crawler).
-## pytest's exit 5 (nothing selected, e.g. PYTEST_ARGS naming one file) is no failure.
+## make test: the whole suite (what CI runs), in two phases (scripts/test-phase). TEST_WORKERS
+## processes share the tests that tolerate a loaded machine (most wait on servers, not on the
+## CPU); then SERIAL_WORKERS processes share the `serial` ones (crawls judged against the wall
+## clock, marked on the tests): three on this 2-core machine, as most of their time is spent
+## waiting out politeness intervals. In each phase a process takes one test at a time, the
+## longest first (tests/conftest.py), the tests of one xdist_group one after another in one
+## process (renders beside another browser's are slower than the timeouts they judge), and a
+## test that fails beside others runs again alone, and must pass alone. The suite ends by naming
+## every test that ran again, its first failure and how it ended alone (tests/rerun_log.py).
 TEST_WORKERS ?= 4
 SERIAL_WORKERS ?= 3
-PYTEST := $(BIN)/python -m pytest -q -o cache_dir=$(VENV)/pytest-cache
-# $(call share,processes,marker expression): the tests so marked, shared, failures again alone.
-define share
-$(PYTEST) -n $(1) --dist loadgroup --maxschedchunk 1 -m "$(2)" $(PYTEST_ARGS) || test $$? -eq 5 || { \
-  echo "make test: the tests that failed beside others run again, alone:"; \
-  $(PYTEST) --last-failed --last-failed-no-failures none -m "$(2)" $(PYTEST_ARGS); }
-endef
+RERUN_LOG := $(VENV)/test-reruns.jsonl
 test: setup .venv-pywb/.installed
-	@rm -rf $(VENV)/pytest-cache
-	$(call share,$(TEST_WORKERS),not serial)
-	$(call share,$(SERIAL_WORKERS),serial)
+	@rm -rf $(VENV)/pytest-cache $(RERUN_LOG)
+	@status=0; export PYTHON=$(BIN)/python TEST_CACHE=$(VENV)/pytest-cache TEST_RERUN_LOG=$(RERUN_LOG); \
+	  scripts/test-phase $(TEST_WORKERS) "not serial" $(PYTEST_ARGS) || status=1; \
+	  scripts/test-phase $(SERIAL_WORKERS) serial $(PYTEST_ARGS) || status=1; \
+	  $(BIN)/python -m tests.rerun_log $(RERUN_LOG); exit $$status
 
 ## make test-fast: the edit-test loop: the unit tests and one small crawl (no other server or crawl)
 test-fast: setup
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow or edit_loop" $(PYTEST_ARGS)
 
 ## make demo: sandbox web + crawl + summary, no internet needed
 demo: setup

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crawlproj.distributed.dupefilter import bloom_shape  # noqa: E402
 from crawlproj.distributed.frontier import RedisFrontier  # noqa: E402
-from crawlproj.memory import rss_bytes  # noqa: E402
+from crawlproj.extensions.memory import rss_bytes  # noqa: E402
 from sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command  # noqa: E402
 from sandbox.servers import RedisServer  # noqa: E402
 
@@ -257,9 +257,17 @@ def inflight_bytes(n: int) -> float:
         return round((used_memory(client) - before) / max(1, popped), 1)
 
 
-def near_duplicate_bytes(pages: int) -> float:
+def by_structure(client: redis.Redis, patterns: dict[str, str], count: int) -> dict[str, float]:
+    """Bytes per item of each structure, from ``MEMORY USAGE`` of every key its pattern matches."""
+    return {name: round(sum(client.memory_usage(key, samples=0) or 0
+                            for key in client.scan_iter(pattern, count=1000)) / count, 1)
+            for name, pattern in patterns.items()}
+
+
+def near_duplicate_bytes(pages: int) -> dict:
     """Bytes per canonical page in the shared near-duplicate index (default shape: 128
-    permutations; its signature, digests and one member in each LSH band)."""
+    permutations; its record and one id in each LSH band), laid out for ``pages``: Redis's
+    ``used_memory`` before and after, and ``MEMORY USAGE`` of each structure's keys."""
     import numpy as np
 
     from crawlproj.content.near_duplicates import Fingerprint
@@ -268,17 +276,20 @@ def near_duplicate_bytes(pages: int) -> float:
     rng = np.random.default_rng(1)
     with RedisServer() as server:
         client = redis.Redis.from_url(server.url)
-        index = RedisNearDuplicateIndex(client, "m")
+        index = RedisNearDuplicateIndex(client, "m", capacity=pages)
         before = used_memory(client)
         for i in range(pages):
             digest = hashlib.sha256(str(i).encode()).hexdigest()
             values = rng.integers(0, 2**32, index.num_perm, dtype=np.uint64).astype(np.uint32)
             index.add(sample_url(i, max(1, pages // 10))[1], Fingerprint(digest, values, 5000))
-        return round((used_memory(client) - before) / pages, 1)
+        total = round((used_memory(client) - before) / pages, 1)
+        return {"bytes_per_page": total,
+                **by_structure(client, {"records": "m:nd:p:*", "bands": "m:nd:b:*"}, pages)}
 
 
-def revisit_bytes(urls: int) -> float:
-    """Bytes per URL of the incremental crawl's revisit state (its row, due time and host set)."""
+def revisit_bytes(urls: int) -> dict:
+    """Bytes per URL of the incremental crawl's revisit state (its packed state, due slot and
+    host set), laid out for ``urls``."""
     from crawlproj.distributed.revisit_queue import RedisRevisitQueue
     from crawlproj.revisit.estimator import PageHistory
     from crawlproj.revisit.state import UrlState
@@ -286,18 +297,21 @@ def revisit_bytes(urls: int) -> float:
     now = time.time()
     with RedisServer() as server:
         client = redis.Redis.from_url(server.url)
-        queue = RedisRevisitQueue(client, "m", 64)
+        queue = RedisRevisitQueue(client, "m", 64, capacity=urls)
         before = used_memory(client)
         for i in range(urls):
             host, url = sample_url(i, max(1, urls // 10))
+            # due over the next month, as a crawl's pages fall due
             queue.put(UrlState(url, host, PageHistory(now - 86400, now, 86400.0, 1, 3600.0), 43200.0,
-                               now + 43200, "estimate", depth=3, rate=2e-5,
+                               now + i * 2_592_000 / urls, "estimate", depth=3, rate=2e-5,
                                content_hash=hashlib.sha256(url.encode()).hexdigest(), etag=f'"{i:x}-5f3a"',
                                last_modified="Wed, 21 Oct 2026 07:28:00 GMT", visits=2, source="visits"))
             if i % 1000 == 999:
                 queue.commit()
         queue.commit()
-        return round((used_memory(client) - before) / urls, 1)
+        total = round((used_memory(client) - before) / urls, 1)
+        return {"bytes_per_url": total,
+                **by_structure(client, {"states": "m:rv:s:*", "due": "{m:rv:*}:*", "hosts": "m:rv:h:*"}, urls)}
 
 
 MASTER_GB = 32  # data per master: a 48 GB machine, leaving room for fork copy-on-write and buffers
@@ -331,12 +345,15 @@ def sizing(queued: dict, per_inflight: float, per_canonical: float, per_revisit:
 def memory_figures(urls: int, hosts: int, items: int) -> dict:
     """Redis memory of each structure (``items`` of each smaller one), and the sizing table."""
     queued = queued_bytes(urls, hosts)
-    per_inflight, per_canonical, per_revisit = inflight_bytes(items), near_duplicate_bytes(items), revisit_bytes(items)
+    per_inflight, near, revisit = inflight_bytes(items), near_duplicate_bytes(items), revisit_bytes(items)
+    per_canonical, per_revisit = near["bytes_per_page"], revisit["bytes_per_url"]
     return {"queued": queued,
             "queued_long_form": queued_bytes(urls // 10, hosts // 10, long_form=True),  # as before the lean form
             "seen_measured": seen_measured(items * 10, items),
             "inflight_bytes_per_url": per_inflight, "near_duplicate_bytes_per_page": per_canonical,
-            "revisit_bytes_per_url": per_revisit, "master_gb": MASTER_GB,
+            "near_duplicate_by_structure": near, "revisit_bytes_per_url": per_revisit,
+            "revisit_by_structure": revisit, "shared_bytes_per_page": round(per_canonical + per_revisit, 1),
+            "master_gb": MASTER_GB,
             "sizing": sizing(queued, per_inflight, per_canonical, per_revisit)}
 
 

@@ -41,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crawlproj.memory import pss_bytes, rss_bytes, slope  # noqa: E402
+from crawlproj.extensions.memory import pss_bytes, rss_bytes, slope  # noqa: E402
 from crawlproj.rendering.browser import browser_rss, descendants  # noqa: E402
 from sandbox.docsites import DOMAIN, HOST_RESOLVE, SITE_SETS, TEST_SITES, ensure_installed  # noqa: E402
 from sandbox.harness import crawl_command, error_lines, with_peak_rss  # noqa: E402
@@ -220,6 +220,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="bare,cpu,workers,polite,incremental", help="comma-separated runs")
     parser.add_argument("--every", type=float, default=10.0, help="seconds between readings")
+    parser.add_argument("--items", type=int, default=0, help="stop each crawl at this many items (0: to the end)")
     parser.add_argument("--seconds-polite", type=float, default=600.0)
     parser.add_argument("--seconds-incremental", type=float, default=1200.0)
     parser.add_argument("--png", default=str(ROOT / "docs" / "memory.png"))
@@ -229,7 +230,7 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="two small sites, a few seconds a run")
     opts = parser.parse_args()
     runs = opts.only.split(",")
-    sites, items, every, cap = SITE_SETS[opts.sites], 0, opts.every, 3600.0
+    sites, items, every, cap = SITE_SETS[opts.sites], opts.items, opts.every, 3600.0
     seconds_polite, seconds_incremental = opts.seconds_polite, opts.seconds_incremental
     if opts.smoke:
         sites, items, every, cap, seconds_polite, seconds_incremental = TEST_SITES, 40, 0.5, 60.0, 2.0, 4.0

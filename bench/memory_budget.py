@@ -207,7 +207,7 @@ def site_cap(n: int) -> float:
 def seen_texts(n: int) -> float:
     import hashlib
 
-    from crawlproj.spiders.base import SeenTexts
+    from crawlproj.traps import SeenTexts
 
     def build(count: int) -> SeenTexts:
         seen = SeenTexts(count + 1)

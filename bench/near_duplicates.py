@@ -75,8 +75,9 @@ def throughput(web: SandboxWeb, order: list[tuple[int, int]]) -> dict:
             "body_bytes_p10_p50_p90": [sizes[len(sizes) // 10], sizes[len(sizes) // 2], sizes[9 * len(sizes) // 10]]}
 
 
-def accuracy(web: SandboxWeb, order: list[tuple[int, int]], text_of) -> dict:
-    index = NearDuplicateIndex(THRESHOLD, min_shingles=10)
+def accuracy(web: SandboxWeb, order: list[tuple[int, int]], text_of, index=None) -> dict:  # noqa: ANN001
+    """``index``: the one to judge (default: the local one)."""
+    index = index if index is not None else NearDuplicateIndex(THRESHOLD, min_shingles=10)
     truth = {(h, k): shingles(web.main_text(h, k)) for h, k in order}
     key = {web.url(h, k): (h, k) for h, k in order}
     canonical: dict[tuple[int, int], tuple[int, int]] = {}
@@ -104,6 +105,22 @@ def accuracy(web: SandboxWeb, order: list[tuple[int, int]], text_of) -> dict:
         "template_false_positives": len(template),
         "ordinary_false_positives": sum(1 for p in canonical if web.specs[p[0]].content == ""),
     }
+
+
+def shared_accuracy(web: SandboxWeb, order: list[tuple[int, int]], texts: dict) -> dict:
+    """:func:`accuracy` of the distributed profile's index (in a real redis-server): its b-bit
+    signatures and shortened keys must find what the local index finds."""
+    import redis
+
+    from crawlproj.distributed.near_duplicates import RedisNearDuplicateIndex
+    from crawlproj.redis_process import RedisServer
+
+    with RedisServer() as server:
+        index = RedisNearDuplicateIndex(redis.Redis.from_url(server.url), "bench", THRESHOLD, min_shingles=10,
+                                        capacity=len(order))
+        found = accuracy(web, order, lambda h, k: texts[(h, k)], index)
+    return {k: found[k] for k in ("flagged", "precision", "precision_within_0.05", "recall", "pairs",
+                                  "template_false_positives")}
 
 
 def crawl_cost(hosts: int, pages: int, page_bytes: int, repeats: int = 3) -> dict:
@@ -160,7 +177,9 @@ def main() -> None:
     web = SandboxWeb(SandboxConfig(hosts=opts.hosts, pages=opts.pages, page_bytes=opts.accuracy_page_bytes,
                                    content_mix=True, robots_mix=False))
     order = crawl_order(web)
-    out.update(accuracy(web, order, lambda h, k: main_text(web.render(h, k)[0], web.specs[h].charset)))
+    texts = {(h, k): main_text(web.render(h, k)[0], web.specs[h].charset) for h, k in order}
+    out.update(accuracy(web, order, lambda h, k: texts[(h, k)]))
+    out["shared_index"] = shared_accuracy(web, order, texts)
     naive = accuracy(web, order, lambda h, k: title_and_text(ParsedPage(
         web.render(h, k)[0].decode(web.specs[h].charset)))[1])
     out["template_false_positives_without_extraction"] = naive["template_false_positives"]

@@ -113,7 +113,10 @@ def feeds(settings: BaseSettings, name: str) -> None:
             raise SettingsError(name, str(uri), f"{problem} (-o and -O set {name})")
 
 
-def number(kind: type, low: float, inclusive: bool = True) -> Callable[[BaseSettings, str], None]:
+def number(kind: type, low: float, inclusive: bool = True, high: float | None = None,
+           high_inclusive: bool = True) -> Callable[[BaseSettings, str], None]:
+    """The one range check: a ``kind`` (int or float) from ``low`` (``inclusive`` or not), up to
+    ``high`` (``high_inclusive`` or not) when given."""
     def check(settings: BaseSettings, name: str) -> None:
         raw = settings.get(name)
         try:
@@ -123,18 +126,24 @@ def number(kind: type, low: float, inclusive: bool = True) -> Callable[[BaseSett
         if not math.isfinite(value):  # nan passes every comparison and stalls a crawl
             raise SettingsError(name, raw, "must be a finite number")
         if value < low or (not inclusive and value == low):
-            bound = ">=" if inclusive else ">"
-            raise SettingsError(name, raw, f"must be {bound} {low}")
+            raise SettingsError(name, raw, f"must be {'>=' if inclusive else '>'} {low:g}")
+        if high is not None and (value > high or (not high_inclusive and value == high)):
+            raise SettingsError(name, raw, f"must be {'<=' if high_inclusive else '<'} {high:g}")
 
-    check.accepts = f"{'an integer' if kind is int else 'a number'} {'>=' if inclusive else '>'} {low:g}"
+    what = "an integer" if kind is int else "a number"
+    if high is None:
+        check.accepts = f"{what} {'>=' if inclusive else '>'} {low:g}"
+    else:
+        check.accepts = (f"{what}, {low:g} {'<=' if inclusive else '<'} x "
+                         f"{'<=' if high_inclusive else '<'} {high:g}")
     return check
 
 
-@accepts("a number, 0 < x < 1")
-def fraction(settings: BaseSettings, name: str) -> None:
-    number(float, 0, inclusive=False)(settings, name)
-    if float(settings.get(name)) >= 1:
-        raise SettingsError(name, settings.get(name), "must be < 1")
+#: Shares and probabilities, by which ends of 0..1 they take.
+fraction = number(float, 0, inclusive=False, high=1, high_inclusive=False)
+fraction_or_one = number(float, 0, inclusive=False, high=1)
+probability = number(float, 0, high=1, high_inclusive=False)
+unit_interval = number(float, 0, high=1)
 
 
 @accepts("a list of non-empty strings")
@@ -278,20 +287,6 @@ def cidr_list(settings: BaseSettings, name: str) -> None:
             raise SettingsError(name, value, f"not an address range: {exc}") from None
 
 
-@accepts("a number, 0 < x <= 1")
-def fraction_or_one(settings: BaseSettings, name: str) -> None:
-    number(float, 0, inclusive=False)(settings, name)
-    if float(settings.get(name)) > 1:
-        raise SettingsError(name, settings.get(name), "must be <= 1")
-
-
-@accepts("a number, 0 <= x < 1")
-def probability(settings: BaseSettings, name: str) -> None:
-    number(float, 0)(settings, name)
-    if float(settings.get(name)) >= 1:
-        raise SettingsError(name, settings.get(name), "must be < 1")
-
-
 @accepts("seconds, REVISIT_MIN_INTERVAL to 400 days")
 def revisit_range(settings: BaseSettings, name: str) -> None:
     """REVISIT_MAX_INTERVAL: above REVISIT_MIN_INTERVAL, at most 400 days (Tamura and Kitsuregawa's cap)."""
@@ -345,13 +340,6 @@ def prioritizer(settings: BaseSettings, name: str) -> None:
         path = settings.get("PRIORITY_SCORES_FILE")
         if not path or not os.path.isfile(path):
             raise SettingsError("PRIORITY_SCORES_FILE", path, "the 'scores' ordering needs a readable score file")
-
-
-@accepts("a number, 0 <= x <= 1")
-def unit_interval(settings: BaseSettings, name: str) -> None:
-    number(float, 0)(settings, name)
-    if float(settings.get(name)) > 1:
-        raise SettingsError(name, settings.get(name), "must be between 0 and 1")
 
 
 @accepts("a readable file, or empty")

@@ -19,21 +19,6 @@ from crawlproj.checks import (ai_uses, boolean, handlers, chromium, cidr_list, c
                               requisite_kinds, store_uri, string_list, text, token, unit_interval)
 from scrapy.settings import default_settings as _scrapy_defaults
 
-#: Scrapy's project name; also the product token of crawlproj's default User-Agent.
-BOT_NAME: non_empty = "crawlproj"
-#: Where Scrapy finds the spiders (web, site).
-SPIDER_MODULES: string_list = ["crawlproj.spiders"]
-#: Where `scrapy genspider` puts a new spider.
-NEWSPIDER_MODULE: non_empty = "crawlproj.spiders"
-#: crawlproj's commands (crawl's input checks, demo, report, merge, ...).
-COMMANDS_MODULE: non_empty = "crawlproj.commands"
-#: Applies PROFILE and checks every setting before the crawl starts; gives every feed (FEEDS)
-#: crawlproj's page filter: stored pages only, one record each.
-ADDONS: components = {"crawlproj.profiles.ProfileAddon": 0, "crawlproj.exports.feeds.PageFeeds": 10}
-
-#: Which profile of the project's settings/ to apply (local, sandbox, distributed, incremental, archive).
-PROFILE: non_empty = "local"
-
 # -- identity ----------------------------------------------------------------
 #: Publish who crawls and how to reach them (the Waseda crawler). Set your own contact URL.
 USER_AGENT: non_empty = "crawlproj/0.1 (+https://example.invalid/crawlproj-contact)"
@@ -131,15 +116,22 @@ DOWNLOADER: class_path = "crawlproj.frontier.downloader.FrontierDownloader"
 MIN_INTERVAL: number(float, 0) = 1.0
 #: Mercator rule: rest at least this many times the last fetch's duration.
 INTERVAL_DURATION_FACTOR: number(float, 0) = 10.0
+#: Politeness keys (hosts) whose state (Waseda window, Crawl-delay, failures, session, rule)
+#: stays in memory: the least recently used beyond it are spilled to a scratch SQLite file
+#: (in FRONTIER_SPILL_DIR, or the temporary directory) and read back when next used, so a
+#: crawl's memory follows its active hosts, not every host it has seen (about 500 bytes a
+#: host in memory; 0: keep all).
+HOST_STATE_MEMORY: number(int, 0) = 100_000
 #: robots.txt Crawl-delay is honoured up to this many seconds.
 MAX_CRAWL_DELAY: number(float, 0) = 60.0
-#: Waseda dynamic interval (the Waseda crawler): min_interval + MAX_DELAY_1 x max(0, 1 - speed /
-#: TARGET_SPEED) + MAX_DELAY_2 x errors / 10, over the host's last WASEDA_WINDOW fetches.
-#: Speed is bytes/s; errors are timeouts, dropped connections and send/receive errors.
+#: Waseda dynamic interval (the Waseda crawler): min_interval + SLOW_DELAY x max(0, 1 - speed /
+#: TARGET_SPEED) + ERROR_DELAY x errors / 10, over the host's last WASEDA_WINDOW fetches, in
+#: seconds. Speed is bytes/s; errors are timeouts, dropped connections and send/receive errors.
+#: A delay of 0 turns its term off.
 WASEDA_INTERVAL_ENABLED: boolean = True
 WASEDA_TARGET_SPEED: number(float, 0, inclusive=False) = 16384.0
-WASEDA_MAX_DELAY_1: number(float, 0) = 10.0
-WASEDA_MAX_DELAY_2: number(float, 0) = 30.0
+WASEDA_SLOW_DELAY: number(float, 0) = 10.0
+WASEDA_ERROR_DELAY: number(float, 0) = 30.0
 WASEDA_WINDOW: number(int, 1) = 10
 #: Responses smaller than this do not count toward the speed (their time is latency,
 #: not line speed); they still count for errors.
@@ -296,13 +288,11 @@ DOWNLOAD_WARNSIZE: number(int, 0) = 4 * 1024 * 1024
 #: too_large (DOWNLOAD_MAXSIZE counts bodies only; a server may send headers without end). 0: off.
 DOWNLOAD_MAX_HEADERS: number(int, 0) = 500
 DOWNLOAD_MAX_HEADER_BYTES: number(int, 0) = 256 * 1024
-#: Scrapy stops sending requests while its scraper holds more response bytes than this.
-#: Scrapy's 5 MB let one large page (a 5.8 MB manual) stop every host for the second it
-#: took to process; above DOWNLOAD_MAXSIZE, a single page never does.
+#: Bytes of responses Scrapy's scraper may hold before Scrapy stops sending requests; above
+#: DOWNLOAD_MAXSIZE, so that one large page never stops every host (Scrapy's default is 5 MB).
 SCRAPER_SLOT_MAX_ACTIVE_SIZE: number(int, 0) = 24 * 1024 * 1024
 #: Redirects followed for one URL; a loop ends here and is stored as a fetch error.
 REDIRECT_MAX_TIMES: number(int, 0) = 10
-#: Keep non-2xx responses: their status is part of the archive.
 #: A host's robots.txt is fetched again after this many seconds (the Waseda crawler: 24 h drew
 #: complaints, 6 h did not). A 5xx or unreachable robots.txt is asked again sooner.
 ROBOTSTXT_TTL: number(float, 0) = 6 * 3600.0
@@ -371,9 +361,8 @@ RENDER_BLOCK_RESOURCE_TYPES: string_list = ["image", "media", "font", "styleshee
 RENDER_OTHER_HOSTS: boolean = False
 #: Evidence samples are rendered offline, from the page in hand and the script cache, their
 #: misses prefetched through the frontier, instead of rendered through the frontier (holding
-#: their host for a whole render). Off in the distributed profile and with WORKERS: there a
-#: prefetch may go to another worker, and a CPU-bound crawl of two workers measured a
-#: quarter fewer pages with it on (docs/rendering.md).
+#: their host for a whole render). Off in the distributed profile and with WORKERS, where a
+#: prefetch may go to another worker (docs/rendering.md).
 RENDER_SAMPLE_OFFLINE: boolean = True
 #: The browser's share of the CPU beside the crawl's own process. ``idle``: only what the
 #: crawl leaves (Linux SCHED_IDLE; elsewhere as ``low``), so no host's next request waits for
@@ -398,8 +387,7 @@ RENDER_HOST_SWITCH: number(int, 1) = 3
 RENDER_SAMPLE_FIRST: number(int, 0) = 2
 #: After the first RENDER_SAMPLE_FIRST, a host's pages left static are sampled at counts
 #: that are powers of this (4: the 4th, 16th, 64th...): the longer the rule is right, the
-#: rarer the check (2 rendered about twice as many, and cost a host with Doxygen's scripts
-#: about 1% of its turns in the polite bench).
+#: rarer the check.
 RENDER_SAMPLE_GROWTH: number(int, 2) = 4
 
 # -- storage -----------------------------------------------------------------
@@ -412,9 +400,10 @@ STORE_FLUSH_INTERVAL: number(float, 0, inclusive=False) = 2.0
 #: Content (text, Markdown, metadata), near-duplicates, revisit state, WARC, then the store, in that order.
 ITEM_PIPELINES: components = {
     "crawlproj.content.content_pipeline.ContentPipeline": 250,
-    "crawlproj.content.pipeline.NearDuplicatePipeline": 300,
+    "crawlproj.content.near_duplicates_pipeline.NearDuplicatePipeline": 300,
     "crawlproj.revisit.pipeline.RevisitPipeline": 400,
-    "crawlproj.store.archive.ArchivePipeline": 500,
+    "crawlproj.store.warc_pipeline.ArchivePipeline": 500,
+    "crawlproj.changes.pipeline.ChangePipeline": 600,
     "crawlproj.store.pipeline.StorePipeline": 800,
 }
 
@@ -479,20 +468,18 @@ NEAR_DUPLICATES_MAX_CHARS: number(int, 0) = 200_000
 
 # -- the page budget: what one page may cost (crawlproj.content.budget) -----------
 #: A page is parsed (and its main text read) up to where it first nests deeper than this;
-#: the rest is left out and counted (crawlproj/over_budget/depth). Parsers are superlinear in
-#: nesting: 24,000 unclosed <div> took lexbor 0.9 s. Real pages nest 10-70 deep; Blink stops at 512.
+#: the rest is left out and counted (crawlproj/over_budget/depth): parsers are superlinear in
+#: nesting. Real pages nest 10-70 deep; Blink stops at 512.
 PAGE_MAX_DEPTH: number(int, 16) = 1024
-#: ... and up to its this-many-th element (crawlproj/over_budget/elements). Node.js's one-page
-#: manual, 6 MB, has 119,000.
+#: ... and up to its this-many-th element (crawlproj/over_budget/elements); a 6 MB page has
+#: about 120,000.
 PAGE_MAX_ELEMENTS: number(int, 100) = 250_000
 #: A page nested deeper than this gets its visible text as main text (linear time) instead of
-#: main-content scoring, which walks each node's text once per ancestor (6,000 levels: 2.2 s).
+#: main-content scoring, which walks each node's text once per ancestor.
 MAIN_TEXT_MAX_DEPTH: number(int, 1) = 256
 #: HTML pages of at least this many bytes are parsed, and their main text extracted, in a
 #: page thread, so that no page holds the reactor for long (resiliparse's main-content step
-#: still keeps the GIL: see PAGE_PROCESS_MIN_BYTES). 0: every page. Measured polite on real
-#: pages (60 s, 5 sites), the mean gap past the interval was 20-25 ms with only pages of
-#: 128 KiB and more sent, 18-23 ms from 16 KiB, 14-18 ms for all.
+#: still keeps the GIL: see PAGE_PROCESS_MIN_BYTES). 0: every page.
 PAGE_THREAD_MIN_BYTES: number(int, 0) = 0
 #: Python's GIL switch interval while page threads run: the longest the reactor waits for the
 #: GIL when a page thread holds it (Python's default is 5 ms). 0: left as it is.
@@ -500,8 +487,8 @@ PAGE_THREAD_SWITCH_INTERVAL: number(float, 0) = 0.001
 #: Page threads; 0 does all per-page work on the reactor's thread.
 PAGE_THREADS: number(int, 0) = 1
 #: HTML pages of at least this many bytes have their main text extracted and signed in a
-#: helper process instead of a page thread: resiliparse's main-content step keeps the GIL
-#: (263 ms on Node.js's 5.8 MB all.html, every host's next request waiting). Few pages are
+#: helper process instead of a page thread: resiliparse's main-content step keeps the GIL,
+#: and on a page of megabytes every host's next request would wait for it. Few pages are
 #: this large, so the pickling costs little. 0: never (page threads only). With PAGE_THREADS
 #: 0, all per-page work stays on the reactor's thread, large pages' too.
 PAGE_PROCESS_MIN_BYTES: number(int, 0) = 1024 * 1024
@@ -511,11 +498,11 @@ PAGE_STAGE_TIMEOUT: number(float, 0, inclusive=False) = 20.0
 #: While this many pages wait for or are in the page threads and the helper process, or wait
 #: for or are in the spider's link stage, the frontier hands out nothing: pages that cost more
 #: to parse than to fetch (a link farm's 50,000 links) wait on their server instead of in
-#: memory (64 of them held 2.7 GB). 0: no limit.
+#: memory. Each of WORKERS' workers takes 1 unless it is given. 0: no limit.
 PAGE_STAGE_BACKLOG: number(int, 0) = 8
 #: While this many items are in the item pipelines (Scrapy's scraper counts them), the frontier
-#: hands out nothing: a host answering small pages (404s) faster than the store takes them piled
-#: up thousands of items, and the memory stayed with the process after they had gone. 0: no limit.
+#: hands out nothing, so that a host answering small pages (404s) faster than the store takes
+#: them cannot pile items up in memory. 0: no limit.
 ITEM_BACKLOG: number(int, 0) = 64
 #: PDF responses (by Content-Type, or by their magic bytes under any other type) are read for
 #: their text, title, author, language and links (crawlproj.content.pdf, PDFium) in a helper
@@ -539,7 +526,7 @@ FEEDS_ENABLED: boolean = True
 #: link farm's pages still ends in seconds.
 CLOSE_GRACE: number(float, 0) = 5.0
 #: Pages whose links the spider reads side by side on the reactor's thread; the rest wait their
-#: turn (56 link-farm pages side by side held the reactor 1 s a turn). 0: no limit.
+#: turn, so that link farms' pages side by side never hold the reactor long. 0: no limit.
 LINK_STAGE_PAGES: number(int, 0) = 2
 #: The reactor's stalls are measured by a tick this often (0: not measured); a stall of
 #: STALL_WARN seconds or more is logged and counted (reactor/stalls, reactor/max_stall_seconds).
@@ -554,7 +541,7 @@ NEAR_DUPLICATES_KEEP_CONTENT: boolean = False
 #: page in memory), or
 #: crawlproj.distributed.near_duplicates.RedisNearDuplicateIndex, shared by every worker in
 #: REDIS_URL (the distributed profile's choice). Built by its from_settings.
-NEAR_DUPLICATES_INDEX_CLASS: class_path = "crawlproj.content.pipeline.LocalNearDuplicateIndex"
+NEAR_DUPLICATES_INDEX_CLASS: class_path = "crawlproj.content.near_duplicates_pipeline.LocalNearDuplicateIndex"
 #: Where the index persists; empty: beside the store (data/crawl.db -> data/crawl.near_duplicates.db).
 NEAR_DUPLICATES_INDEX: text = ""
 #: Archive every fetched page as WARC/1.1 (request + response records, per-record gzip).
@@ -608,6 +595,11 @@ REDIS_CLUSTER_NODES: text = ""
 REDIS_PREFIX: non_empty = "crawlproj"
 #: Hosts are split into this many partitions by hash; workers lease their share of them.
 FRONTIER_PARTITIONS: number(int, 1) = 64
+#: Fetched pages the shared near-duplicate index and revisit state are laid out for: their
+#: entries go into small hashes, about 64 a hash at this many pages, which Redis keeps in its
+#: compact encoding (listpack, up to 128 entries a hash). Set it near the crawl's size; beyond
+#: it they still work and cost more a page. The first worker's value is kept in Redis for all.
+SHARED_STATE_CAPACITY: number(int, 1000) = 10_000_000
 #: Due hosts a worker takes from Redis at once: one script call on one Redis (one round trip
 #: serves this many requests); on a cluster, one call per partition asked, in one round trip per node.
 REDIS_POP_BATCH: number(int, 1) = 16
@@ -702,6 +694,24 @@ REVISIT_SHORT_TERM_MAX: number(int, 1) = 1_000_000
 REVISIT_REFRESH_SECONDS: number(float, 0, inclusive=False) = 1.0
 REVISIT_IN_FLIGHT_TIMEOUT: number(float, 0, inclusive=False) = 3600.0
 
+# -- changes and watches (crawlproj.changes, docs/watching.md) -------------------
+#: Record what each revisit that finds new content changed (the store's changes table: main-text
+#: diff, similarity, links, title; meaningful or noise), log a line per meaningful change and
+#: send it to WEBHOOK_URLS. Off: revisits only reschedule.
+CHANGES_ENABLED: boolean = True
+#: Real seconds between readings of the store's watches (`scrapy watch add` while a crawl runs).
+WATCH_REFRESH_SECONDS: number(float, 0) = 5.0
+#: Addresses each meaningful change is POSTed to as JSON (crawlproj.changes.webhooks).
+WEBHOOK_URLS: string_list = []
+#: The shared secret the body is signed with (HMAC-SHA256, header X-Crawlproj-Signature); empty: unsigned.
+WEBHOOK_SECRET: text = ""
+#: Attempts after the first, the first retry WEBHOOK_BACKOFF seconds later, doubled each time;
+#: then the delivery is dead-lettered in WEBHOOK_DEADLETTER_FILE (empty: <store>.webhooks-failed.jsonl).
+WEBHOOK_RETRIES: number(int, 0) = 5
+WEBHOOK_BACKOFF: number(float, 0) = 2.0
+WEBHOOK_TIMEOUT: number(float, 0, inclusive=False) = 10.0
+WEBHOOK_DEADLETTER_FILE: text = ""
+
 # -- the live dashboard (crawlproj.dashboard) --------------------------------
 #: Serve a live page of the crawl from the crawl process.
 DASHBOARD_ENABLED: boolean = True
@@ -744,18 +754,18 @@ DEADLETTERS_RETRY_BATCH: number(int, 1) = 1000
 ESTIMATE_WINDOW: number(float, 1) = 30.0
 
 #: Freeze the start-up heap out of the garbage collector's way once the engine starts, and use
-#: GC_THRESHOLDS (generation 0, 1, 2): fewer, shorter collection pauses (crawlproj.gc_tuning).
+#: GC_THRESHOLDS (generation 0, 1, 2): fewer, shorter collection pauses (crawlproj.extensions.gc_tuning).
 GC_TUNING_ENABLED: boolean = True
 GC_THRESHOLDS: int_list = [50_000, 20, 20]
 #: asyncio's selector loop, timing how long it waits for I/O: a fetch's duration then leaves
-#: out, exactly, the time the crawler's own thread was busy (crawlproj.stalls).
-ASYNCIO_EVENT_LOOP: class_path = "crawlproj.stalls.IdleTimingEventLoop"
+#: out, exactly, the time the crawler's own thread was busy (crawlproj.extensions.stalls).
+ASYNCIO_EVENT_LOOP: class_path = "crawlproj.extensions.stalls.IdleTimingEventLoop"
 #: Scrapy's check of each callback for a generator's return value: off, because it reads and
 #: parses the spider's source again on every page (its cache misses for bound methods).
 WARN_ON_GENERATOR_RETURN_VALUE: boolean = False
 
 #: Seconds between readings of the crawl process's resident set, put beside the pages stored in
-#: the stats (process/rss_bytes, process/rss_growth_per_1000_pages; crawlproj.memory). 0: off.
+#: the stats (process/rss_bytes, process/rss_growth_per_1000_pages; crawlproj.extensions.memory). 0: off.
 MEMORY_SAMPLE_INTERVAL: number(float, 0) = 10.0
 #: Pages stored before memory growth is measured (caches and the frontier fill first).
 MEMORY_WARMUP_PAGES: number(int, 1) = 500
@@ -767,7 +777,7 @@ MEMORY_TRIM: boolean = True
 #: (data/crawl.db -> data/crawl.stats.json).
 STATS_FILE: text = ""
 #: Scrapy's dump of every stat on the console at the close: off, since they are all in
-#: STATS_FILE and the console ends with a summary a person reads (crawlproj.console).
+#: STATS_FILE and the console ends with a summary a person reads (crawlproj.extensions.console).
 STATS_DUMP: boolean = False
 #: Scrapy's "Crawled N pages" line every this many seconds: off, for crawlproj's progress line.
 LOGSTATS_INTERVAL: number(float, 0) = 0.0
@@ -782,6 +792,6 @@ REFUSALS_LOGGED: number(int, 0) = 20
 LAST_CRAWL_FILE: text = "data/last_crawl.json"
 #: Stats file, console, gc tuning, stall monitor, memory watch, the refresher, Redis seeds, the dashboard, the WACZ at close
 #: and the dead-letter queue.
-EXTENSIONS: components = {"crawlproj.statsfile.StatsFile": 0, "crawlproj.console.Console": 0, "crawlproj.gc_tuning.GcTuning": 0, "crawlproj.stalls.StallMonitor": 0, "crawlproj.stalls.ItemBacklog": 0, "crawlproj.memory.MemoryWatch": 0, "crawlproj.revisit.refresher.Refresher": 100,
+EXTENSIONS: components = {"crawlproj.extensions.statsfile.StatsFile": 0, "crawlproj.extensions.console.Console": 0, "crawlproj.extensions.gc_tuning.GcTuning": 0, "crawlproj.extensions.stalls.StallMonitor": 0, "crawlproj.extensions.stalls.ItemBacklog": 0, "crawlproj.extensions.memory.MemoryWatch": 0, "crawlproj.revisit.refresher.Refresher": 100,
               "crawlproj.distributed.seeds.RedisSeeds": 200, "crawlproj.dashboard.extension.Dashboard": 300,
               "crawlproj.store.wacz.WaczOnClose": 400, "crawlproj.store.deadletters.DeadLetterQueue": 500}

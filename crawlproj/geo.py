@@ -22,7 +22,7 @@ LOCAL, UNKNOWN = "local", "unknown"
 
 
 @dataclass(frozen=True)
-class Location:
+class ServerLocation:
     """A server's place: ``label`` is an ISO country code, "local" or "unknown"."""
 
     label: str
@@ -65,28 +65,28 @@ def countries() -> dict[str, dict]:
     return out
 
 
-def locate(ip: str | None) -> Location:
+def locate(ip: str | None) -> ServerLocation:
     """The location of server address ``ip`` (IPv4 or IPv6)."""
     if not ip:
-        return Location(UNKNOWN)
+        return ServerLocation(UNKNOWN)
     try:
         address = ipaddress.ip_address(ip)
     except ValueError:
-        return Location(UNKNOWN)
+        return ServerLocation(UNKNOWN)
     if address.is_loopback or address.is_private or address.is_link_local:
-        return Location(LOCAL)
+        return ServerLocation(LOCAL)
     if address.is_multicast or address.is_reserved or address.is_unspecified:
-        return Location(UNKNOWN)
+        return ServerLocation(UNKNOWN)
     try:
         code = (_ip_table().lookup(str(address)).country_code or "").upper()
     except Exception:  # noqa: BLE001 - a table that cannot answer means "unknown", never a crash
-        return Location(UNKNOWN)
+        return ServerLocation(UNKNOWN)
     info = countries().get(code)
     if len(code) != 2 or not code.isalpha():  # geoip2fast's error codes ("--", "<invalid>", ...)
-        return Location(UNKNOWN)
+        return ServerLocation(UNKNOWN)
     if info is None:
-        return Location(code)
-    return Location(code, info["name"], info["lat"], info["lon"])
+        return ServerLocation(code)
+    return ServerLocation(code, info["name"], info["lat"], info["lon"])
 
 
 def project(lon: float, lat: float, width: float = 1000.0) -> tuple[float, float]:

@@ -49,6 +49,12 @@ class PageItem:
     # What users keep of the page (PageContent: main text, Markdown,
     # description, dates...), set by the content stage; None when it was not extracted.
     content: PageContent | None = None
+    # What this capture changed from the last (crawlproj.store.changes.ChangeRecord), set by the
+    # change pipeline on a revisit that found new content; the store writes it with the page.
+    change: Any = None
+    # A watched page's watched content (crawlproj.store.changes.WatchSnapshot), kept by the store
+    # for its next comparison.
+    watch_snapshot: Any = None
 
 
 @dataclass

@@ -32,7 +32,7 @@ class LevelFilter(logging.Filter):
         return True
 
 
-def lower_page_outcomes() -> None:
+def install_log_filters() -> None:
     """Install the filters (once per process): page outcomes at WARNING, dumps at DEBUG."""
     for table, source, target in ((PAGE_OUTCOMES, logging.ERROR, logging.WARNING), (DUMPS, logging.INFO, logging.DEBUG)):
         for name, prefixes in table.items():

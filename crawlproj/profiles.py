@@ -12,7 +12,8 @@ from scrapy.settings import BaseSettings
 
 from .config import validate
 from .errors import SettingsError
-from .log_levels import lower_page_outcomes
+from .extras import adapt as adapt_to_extras
+from .log_levels import install_log_filters
 
 logger = logging.getLogger(__name__)
 
@@ -28,10 +29,10 @@ def available_profiles() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(getattr(package, "__path__", [])))
 
 
-def _name_worker(settings: BaseSettings) -> None:
+def name_worker(settings: BaseSettings) -> None:
     """Fill in ``WORKER_ID`` once per process and put it where ``{worker}`` appears (a
     distributed worker's store and WARC shard are named after it)."""
-    from .distributed.connection import new_worker_id
+    from .distributed.workers import new_worker_id
 
     worker = settings.get("WORKER_ID") or new_worker_id()
     settings.set("WORKER_ID", worker, priority=max(settings.getpriority("WORKER_ID") or 0, 20))
@@ -61,9 +62,10 @@ class ProfileAddon:
         for key in dir(module):
             if key.isupper():
                 settings.set(key, getattr(module, key), priority="project")
-        _name_worker(settings)
+        name_worker(settings)
+        adapt_to_extras(settings)
         validate(settings)
-        lower_page_outcomes()
+        install_log_filters()
         if _applied.get(name) is None:  # the crawl command checks the settings first: say it once
             _applied[name] = True
             logger.info("crawlproj profile %r applied", name)

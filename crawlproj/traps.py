@@ -12,8 +12,19 @@ hop limit to requests that were not links (redirects, sitemaps, seeds):
   or more (``/a/b/a/b/a/``) is a relative-link loop.
 * **Query parameters**: more than ``QUERY_MAX_PARAMS`` is a generated URL.
 
+* **Copy pages**: a page whose text a page of its own host already had (:class:`SeenTexts`)
+  is a copy at another URL; its links are not followed, and a host whose new pages are mostly
+  copies is slowed, then capped (:class:`CopyShare`), by the spider and the frontier.
+
 URL length and session ids are handled by the canonicaliser, the per-site cap
 (``MAX_PAGES_PER_HOST``, :class:`SiteCap`) by the frontier, which alone knows which URLs are new.
+
+Where each rule is applied: a page's links in the spider middleware
+(crawlproj.spidermiddlewares.trap_defence); requests that were not links in the downloader
+middleware (crawlproj.downloadermiddlewares.cgi_hop_limit); copy pages in the spider
+(crawlproj.spiders.base, the copy's links) and the frontier (crawlproj.frontier.scheduler, a
+capped host's queue dropped); the per-site cap and the per-domain budgets in the frontier
+(crawlproj.frontier.scheduler, crawlproj.frontier.domains). docs/hostile-pages.md has them all.
 Each drop is counted in stats as ``traps/<defence>``.
 """
 
@@ -59,3 +70,56 @@ class SiteCap:
             return False
         self.admitted[host] += 1
         return True
+
+
+class SeenTexts:
+    """The last ``keep`` (host, text digest) pairs seen (pure logic). A page whose text a page
+    of its own host already had is a copy at another URL: a session id in the path or in every
+    link, a calendar, a mirror. Its links lead to yet more copies, so they are not followed."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self._seen: dict[tuple[str, bytes], None] = {}
+
+    def copy(self, host: str, digest: bytes) -> bool:
+        """Whether ``host`` had this text before (remembering it now)."""
+        if self.keep <= 0:
+            return False
+        key = (host, digest[:16])
+        if key in self._seen:
+            return True
+        if len(self._seen) >= self.keep:
+            del self._seen[next(iter(self._seen))]
+        self._seen[key] = None
+        return False
+
+
+class CopyShare:
+    """Per host, its pages and the copies among them (pure logic). Once a host has ``min_pages``
+    pages and copies are ``slow_share`` of them or more, its new pages are mostly copies: it is
+    slowed (each further copy rests it); at ``cap_share`` or more it is capped (nothing more of
+    it is fetched). A share of 0 turns that step off."""
+
+    def __init__(self, min_pages: int, slow_share: float, cap_share: float) -> None:
+        self.min_pages, self.slow_share, self.cap_share = min_pages, slow_share, cap_share
+        self._counts: dict[str, list[int]] = {}  # host -> [pages, copies]
+        self.capped: set[str] = set()
+
+    def record(self, host: str, copy: bool) -> str | None:
+        """Count a page of ``host``: "cap" when it is capped now, "slow" for a copy of a slowed
+        host, else None."""
+        if host in self.capped or not (self.slow_share or self.cap_share):
+            return None
+        counts = self._counts.setdefault(host, [0, 0])
+        counts[0] += 1
+        counts[1] += copy
+        pages, copies = counts
+        if pages < self.min_pages:
+            return None
+        if self.cap_share and copies >= self.cap_share * pages:
+            self.capped.add(host)
+            del self._counts[host]
+            return "cap"
+        if copy and self.slow_share and copies >= self.slow_share * pages:
+            return "slow"
+        return None

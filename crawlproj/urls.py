@@ -13,6 +13,8 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url, safe_url_string
 
+from .errors import InvalidURL
+
 #: Query and path parameters that may carry a session id. A parameter of one of these names is
 #: removed only when its value looks like a session token (:func:`is_session_token`): ``sid``
 #: is a session id in phpBB and a story id in Slash, PHP-Nuke and LimeSurvey.
@@ -32,15 +34,6 @@ DEFAULT_MAX_LENGTH = 2048
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # RFC 1123 labels (after IDNA); the host as a whole is at most 253 characters.
 _LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
-
-
-class InvalidURL(ValueError):
-    """A URL the crawler refuses; ``reason`` is a stats-friendly word."""
-
-    def __init__(self, reason: str, url: str) -> None:
-        super().__init__(f"{reason}: {url[:200]!r}")
-        self.reason = reason
-        self.url = url
 
 
 def _check_host(host: str, url: str) -> None:

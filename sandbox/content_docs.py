@@ -119,9 +119,21 @@ def _inside(node: LexborNode, ids: set[int] | frozenset[int], stop: LexborNode) 
     return False
 
 
+def _verbatim(node: LexborNode, skip: frozenset[int]) -> str:
+    """A code block's text as written, but for the elements in ``skip``."""
+    parts, child = [], node.child
+    while child is not None:
+        if child.tag == "-text":
+            parts.append(child.text_content or "")
+        elif child.mem_id not in skip:
+            parts.append(_verbatim(child, skip))
+        child = child.next
+    return "".join(parts)
+
+
 def _element_text(node: LexborNode, skip: frozenset[int]) -> str:
     if node.tag == "pre":
-        return node.text(deep=True) or ""
+        return _verbatim(node, skip)
     return "\n".join(block_text(node, skip))
 
 
@@ -142,7 +154,8 @@ def measure(site: DocContent, path: Path) -> DocPage | None:
     area = tree.css_first(site.content)
     if area is None:
         return None
-    skip = frozenset(n.mem_id for selector in site.exclude for n in area.css(selector))
+    # Buttons are controls, not text (Node.js's newer pages put a "copy" button in every code block).
+    skip = frozenset(n.mem_id for selector in (*site.exclude, "button") for n in area.css(selector))
     page = DocPage(f"{site.name}/{path.relative_to(site.root).as_posix()}", path, charset,
                    "\n\n".join(block_text(area, skip)))
     found = area.css(f"{site.code}, table, dl")

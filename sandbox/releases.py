@@ -1,7 +1,7 @@
 """Two real releases of one reference through near-duplicate detection (for a test and the bench).
 
 Every page of each release, in release order, goes through the pipeline's own path (main
-text, :func:`~crawlproj.content.pipeline.sign_page`, the index's ``add``); the ground truth
+text, :func:`~crawlproj.content.near_duplicates_pipeline.sign_page`, the index's ``add``); the ground truth
 is each page's normalised main text and its shingle set.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from crawlproj.content.budget import PageBudget
 from crawlproj.content.main_text import extract_main_text
 from crawlproj.content.near_duplicates import Match, jaccard, normalise, shingles
-from crawlproj.content.pipeline import sign_page
+from crawlproj.content.near_duplicates_pipeline import sign_page
 from .docsites import DocSite, html_files
 
 

@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from crawlproj.redis_process import INSTALL_HINT, RedisServer, ServerProcess, find_binary, free_port
+from crawlproj.distributed.redis_server import INSTALL_HINT, RedisServer, ServerProcess, find_binary, free_port
 
 __all__ = ["INSTALL_HINT", "NginxServer", "PywbServer", "RedisClusterServers", "RedisServer", "ScrapydServer",
            "ServerProcess",

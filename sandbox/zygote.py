@@ -94,7 +94,7 @@ def serve(path: str) -> None:
     os.chdir(PROJECT_DIR)
     warm_up()
     # What is loaded stays out of every child's collections (each would walk it, and copy the
-    # pages it touches): as a crawl's own start does (crawlproj.gc_tuning), collect, then freeze.
+    # pages it touches): as a crawl's own start does (crawlproj.extensions.gc_tuning), collect, then freeze.
     gc.collect()
     gc.freeze()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)

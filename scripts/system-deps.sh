@@ -1,16 +1,35 @@
 #!/usr/bin/env bash
-# Make sure the system packages the tests use are here: the servers (redis-server, nginx,
-# chromium) and the Debian documentation packages whose real pages the tests read.
-# As root, install the missing ones with apt-get. Otherwise print the exact command and fail.
+# Make sure the system packages are here. `system-deps.sh crawl` (make crawl): what crawling
+# needs, chromium (rendering) and redis-server (WORKERS=N). Without an argument (make setup, the
+# tests): also nginx, pdftotext and the Debian documentation packages whose real pages the tests
+# read. As root, install the missing ones with apt-get. Otherwise print the exact command and fail.
 set -euo pipefail
 # (pdftotext: bench/pdf_accents.py's reference text.)
 declare -A package=([redis-server]=redis-server [nginx]=nginx-light [chromium]=chromium [pdftotext]=poppler-utils)
+binaries=(redis-server chromium)
+[ "${1:-}" = crawl ] || binaries+=(nginx pdftotext)
 missing=()
-for binary in redis-server nginx chromium pdftotext; do
+for binary in "${binaries[@]}"; do
   if ! command -v "$binary" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$binary" ]; then
     missing+=("${package[$binary]}")
   fi
 done
+install_missing() {
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "installing system packages: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "missing system packages. Run this, then try again:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+    exit 1
+  fi
+}
+if [ "${1:-}" = crawl ]; then
+  install_missing
+  exit 0
+fi
 # Real pages (sandbox.docsites.TEST_SITES and MEMORY_TEST_SITES): their start pages tell whether they are here.
 # (and sandbox.docsites.LANGUAGE_SITES: the report's languages on real pages;
 # RELEASE_SITES and SPHINX_RELEASE_SITES: two releases of one reference, for near-duplicates).
@@ -45,17 +64,7 @@ done
 for pkg in "${!docs[@]}"; do
   [ -e "${docs[$pkg]}" ] || missing+=("$pkg")
 done
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -eq 0 ]; then
-    echo "installing system packages: ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  else
-    echo "missing system packages. Run this, then try again:" >&2
-    echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
-    exit 1
-  fi
-fi
+install_missing
 # Files taken out of packages without installing them, their dependencies or their size being
 # large (TeX Live's documentation pulls 170 MB of TeX Live; the JDK's, GHC's and GTK's API
 # references are 276, 280 and 75 MB):

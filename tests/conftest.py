@@ -19,6 +19,15 @@ def crawl_zygote() -> Iterator:
         harness.ZYGOTE = None
 
 
+@pytest.fixture(autouse=True)
+def _work_in_tmp(tmp_path, monkeypatch) -> None:
+    """Each test runs in its own temporary folder: what a crawler built in the test writes beside a
+    relative STORE_URI (data/..., the dead-letter queue, the last crawl's record) never lands in
+    the checkout's data/, which is the user's. (Crawls the tests start run from the checkout, each
+    told its own store and LAST_CRAWL_FILE="" by sandbox.harness.)"""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture
 def sandbox_factory(tmp_path) -> Iterator:
     """Start real sandbox servers (free loopback ports); all are stopped afterwards."""
@@ -73,27 +82,14 @@ def any_redis(_redis_of_module) -> Iterator:
     yield _redis_of_module
 
 
-#: What makes a test slow: a real server or a crawl process of its own. `make test-fast` (the
-#: edit-test loop) leaves these out but for one small crawl; `make test` (CI) runs everything.
+#: Tiers are marked on the tests themselves: `slow` (a real server or a crawl process of its own:
+#: `make test-fast`, the edit-test loop, leaves these out) by a module's `pytestmark` or a test's
+#: decorator, or by using one of these fixtures; `serial` (judged against the wall clock: gaps
+#: between fetches, timeouts, workers joining in time) the same way. On a machine loaded by other
+#: tests a serial test measures the load, so `make test` runs them after everything else, three
+#: at a time (they mostly wait out intervals), and one that fails beside others again alone.
+#: A test left unmarked that starts a process fails, naming the marker it needs (:func:`_tier_guard`).
 SLOW_FIXTURES = {"sandbox_factory", "redis_server", "redis_cluster", "any_redis", "_redis_of_module", "apps"}
-SLOW_MODULES = {"test_benches", "test_memory", "test_scrapyd", "test_render_apps", "test_report_languages",
-                "test_extraction_equivalence", "test_first_hour", "test_crawl", "test_operations", "test_report",
-                "test_workers", "test_archive_output", "test_exports_crawl", "test_content_crawl",
-                "test_revisit_crawl", "test_resume", "test_distributed_crawl", "test_render_crawl",
-                "test_hostile_crawl", "test_web_standards_crawl", "test_frontier_crawl", "test_ordering_crawl",
-                "test_dashboard", "test_render", "test_servers", "test_encodings", "test_offload", "test_stalls",
-                "test_requisites_crawl"}
-#: Tests whose crawls are judged against the wall clock the crawl shares with its server (gaps
-#: between fetches, gaps after answers cut off by a timeout, renders given up after a timeout,
-#: workers joining a crawl in time, an opt-out list read mid-crawl): on a machine loaded by
-#: other tests they measure the load, so `make test` runs them after the parallel run of
-#: everything else, three at a time (they mostly wait out intervals: the machine was 1.3 cores
-#: busy with three), and any that fails beside others again alone. (The revisit crawls on an
-#: accelerated clock left this list when their flake turned out to be a scheduling bug; the dates
-#: test stops each crawl on the server's record of visits, not after so many seconds.)
-#: Whole modules so judged; in test_politeness, test_frontier_crawl and test_ordering_crawl only
-#: the tests marked `serial` are (the others judge lower bounds, counts and orders a load cannot break).
-SERIAL_MODULES = {"test_distributed_crawl", "test_render_crawl", "test_hostile_crawl"}
 #: The modules whose tests take longest (ten seconds or more on a loaded machine), longest
 #: first, run first: four processes taking one test at a time then end together on short tests,
 #: instead of one finishing a long test alone at the end (20 s of one busy core, measured).
@@ -101,15 +97,15 @@ LONGEST_FIRST = ("test_benches", "test_render_apps", "test_memory", "test_revisi
                  "test_documents", "test_operations", "test_scrapyd", "test_first_hour", "test_report_languages",
                  "test_dashboard", "test_web_standards_crawl", "test_report", "test_archive_output",
                  "test_exports_crawl", "test_crawl",
-                 "test_hostile_crawl", "test_render_crawl", "test_distributed_crawl")  # (these three: serial)
-#: The one crawl the fast tier keeps: the web spider over the sandbox, end to end.
-FAST_CRAWL = "test_web_crawl_stores_every_reachable_page_once_and_the_exact_link_graph"
+                 "test_package", "test_hostile_crawl", "test_render_crawl",
+                 "test_distributed_crawl")  # (these four: serial)
 
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "slow: starts a real server or a crawl process (left out by make test-fast)")
     config.addinivalue_line("markers",
                             "serial: judged against the wall clock; make test runs it beside one other at most")
+    config.addinivalue_line("markers", "edit_loop: the one crawl make test-fast keeps, slow as it is")
 
 
 def _module(item) -> str:
@@ -123,9 +119,32 @@ def pytest_collection_modifyitems(config, items) -> None:
 
     items.sort(key=rank)  # stable: each module keeps its order
     for item in items:
-        module = _module(item)
-        slow = module in SLOW_MODULES or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
-        if slow and item.name != FAST_CRAWL:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow)
-        if module in SERIAL_MODULES:
-            item.add_marker(pytest.mark.serial)
+
+
+@pytest.fixture(autouse=True)
+def _tier_guard(request, monkeypatch) -> None:
+    """A test of the fast tier starts no server and no crawl: one that does is slow, and fails
+    here until it is marked so, instead of landing unseen in `make test-fast`."""
+    if request.node.get_closest_marker("slow") is not None:
+        return
+    import subprocess
+
+    from crawlproj.distributed.redis_server import ServerProcess
+
+    def refuse(what: str) -> None:
+        raise RuntimeError(f"{request.node.nodeid} starts {what}: mark it slow "
+                           "(pytestmark = pytest.mark.slow, or @pytest.mark.slow on the test)")
+
+    popen = subprocess.Popen.__init__
+
+    def guarded_popen(self, args, *more, **kwargs):
+        argv = [str(a) for a in args] if isinstance(args, (list, tuple)) else str(args).split()
+        if "scrapy" in argv and "crawl" in argv:
+            refuse("a crawl process")
+        popen(self, args, *more, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", guarded_popen)
+    monkeypatch.setattr(ServerProcess, "__enter__", lambda self: refuse(f"a server ({type(self).__name__})"))
+    monkeypatch.setattr(harness.SandboxProcess, "start", lambda self: refuse("the sandbox web"))

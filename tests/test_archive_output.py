@@ -21,6 +21,8 @@ from crawlproj.rendering.browser import find_chromium
 from sandbox.harness import PROJECT_DIR, SandboxProcess, run_crawl
 from sandbox.servers import PywbServer
 
+pytestmark = pytest.mark.slow
+
 ARTIFACTS = Path(os.environ.get("CRAWLPROJ_ARTIFACTS", Path(__file__).parent / "artifacts"))
 WACZ_BIN = os.path.join(os.path.dirname(sys.executable), "wacz")
 

@@ -12,10 +12,12 @@ import pytest
 
 from sandbox.harness import PROJECT_DIR
 
+pytestmark = pytest.mark.slow
+
 #: Every bench script and what its smoke line must show. bench/bare_spider.py is no bench but
 #: the peer spider the throughput and memory benches run.
 CHECKS = {
-    "distributed": lambda o: (o["violations"] == 0 and o["pages_per_s"] > 0 and o["cluster_violations"] == 0
+    "distributed": lambda o: (o["violations"] == 0 and 0 < o["shared_bytes_per_page"] < 600 and o["pages_per_s"] > 0 and o["cluster_violations"] == 0
                               and o["cluster"]["pages"] > 0 and len(o["cluster"]["per_master"]["commands_per_page"]) == 3
                               and 0 < o["queued"]["bytes_per_url"] < o["queued_long_form"]["bytes_per_url"]
                               # the Bloom chains' shape says what Redis holds
@@ -34,6 +36,9 @@ CHECKS = {
                                 and all(o["export"][f"{f}_times"]["pages"]
                                         == o["export"]["times"] * o["export"][f]["pages"]
                                         for f in ("jsonl", "parquet", "wet"))),
+    "changes": lambda o: (o["edits"] > 0 and o["politeness_violations"] == 0 and o["false_reports"] == 0
+                          and o["noise_reports_on_watched_pages"] == 0 and o["changes_recorded"] > 0
+                          and o["webhooks_dead_lettered"] == 0),
     "completion": lambda o: all(s["low_s"] <= s["estimate_s"] <= s["high_s"] and s["peak_rss_mb"] > 0
                                 for s in o["shapes"].values()) and len(o["shapes"]) == 1,
     "documents": lambda o: (o["pypdfium2"]["pages"] == o["pdfminer.six"]["pages"] > 0 and o["pypdfium2"]["failed"] == []
@@ -43,7 +48,11 @@ CHECKS = {
     "languages": lambda o: o["pages"] > 0 and o["languages"],
     "memory_budget": lambda o: (o["structures"]["near_duplicate_index"]["memory_bytes"] < 100  # on disk
                                 and 1.5 < o["structures"]["url_seen_bloom"]["bytes"] < 2.5),
-    "near_duplicates": lambda o: o["flagged"] > 0 and o["template_false_positives"] == 0,
+    "near_duplicates": lambda o: (o["flagged"] > 0 and o["template_false_positives"] == 0
+                                  # the shared index's 4-bit signatures find what the local one does
+                                  and o["shared_index"]["flagged"] > 0 and o["shared_index"]["template_false_positives"] == 0),
+    "broad": lambda o: (o["pages"] > 0 and o["violations"] == 0 and o["hosts_seen"] > o["hosts_fetched"] > 20
+                        and o["redis_shared_bytes_per_fetched_page"] > 0 and o["masters"] == 3),
     "ordering": lambda o: set(o["pagerank_share"]) == {"bfs", "backlinks"} and o["peak_rss_mb"] > 0,
     "pdf_accents": lambda o: (len(o["files"]) == 2
                               and all(f["recall_after"] > f["recall_before"] for f in o["files"])),
@@ -64,7 +73,7 @@ CHECKS = {
                          and o["error_lines"] == {"cpu": 0, "workers": 0, "polite": 0, "incremental": 0}),
 }
 #: The smokes of a minute or more (they go first: see LONGEST_FIRST in tests/conftest.py).
-LONGEST = ("memory", "throughput", "render", "distributed", "politeness", "replay")
+LONGEST = ("memory", "throughput", "render", "distributed", "broad", "politeness", "replay")
 
 
 def test_every_bench_has_a_smoke_test():

@@ -5,9 +5,13 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from crawlproj.content.near_duplicates import jaccard, shingles
 from sandbox import harness
-from crawlproj.store.warc import Location, read_response
+from crawlproj.store.warc import WarcLocation, read_response
+
+pytestmark = pytest.mark.slow
 
 INTERVAL = 0.02
 
@@ -76,7 +80,7 @@ def test_duplicates_are_recorded_against_ground_truth_and_every_capture_reads_ba
         if warc_file is None:
             assert url in dups
             continue
-        kind, target, payload = read_response(Location(warc_file, offset))
+        kind, target, payload = read_response(WarcLocation(warc_file, offset))
         assert target == url and kind in ("response", "revisit")
         assert payload == (body if kind == "response" else b"")
         records.setdefault(body, []).append(kind)

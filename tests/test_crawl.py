@@ -12,6 +12,8 @@ import pytest
 from sandbox import harness
 from sandbox.harness import PROJECT_DIR, run_crawl
 
+pytestmark = pytest.mark.slow
+
 INTERVAL = 0.05
 
 
@@ -19,6 +21,7 @@ def crawl_sandbox(sandbox, tmp_path, spider="web", args=None, **settings):
     return harness.crawl_sandbox(sandbox, tmp_path, spider, args, **{"MIN_INTERVAL": INTERVAL, **settings})
 
 
+@pytest.mark.edit_loop  # the web spider over the sandbox, end to end: make test-fast keeps it
 def test_web_crawl_stores_every_reachable_page_once_and_the_exact_link_graph(sandbox_factory, tmp_path):
     sandbox = sandbox_factory("--hosts", "50", "--pages", "20")
     conn, result = crawl_sandbox(sandbox, tmp_path, LOG_LEVEL="DEBUG")  # the enabled extensions are said at DEBUG

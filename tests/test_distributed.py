@@ -2,6 +2,7 @@
 
 import time
 
+import pytest
 from scrapy import Request
 
 from crawlproj.distributed.dupefilter import RedisBloomDupeFilter, bloom_shape
@@ -194,6 +195,7 @@ def test_a_lazy_release_rides_with_the_next_pop(any_redis):
     assert b.pop(time.monotonic())[1]["url"] == "http://h/2"
 
 
+@pytest.mark.slow  # a redis-server of its own, killed
 def test_redis_crash_with_aof_loses_nothing_acknowledged():
     from sandbox.servers import RedisServer
 
@@ -252,7 +254,10 @@ def test_shared_near_duplicate_index_matches_the_local_one(any_redis):
         want = local.add(url, local.fingerprint(text))
         shared = workers[i % 2]  # pages alternate between two workers
         got = shared.add(url, shared.fingerprint(text))
-        assert got == want, (url, got, want)
+        # the same canonical page and kind; the Jaccard from 8 bits a value, within 0.02 of 32 bits'
+        same = (got is None) == (want is None) and (got is None or (
+            (got.canonical, got.kind) == (want.canonical, want.kind) and abs(got.jaccard - want.jaccard) < 0.02))
+        assert same, (url, got, want)
         matches += got is not None
     assert matches > 20 and len(workers[0]) == len(local)
     # a canonical page fetched again with new text leaves its old bands and digest
@@ -290,7 +295,7 @@ def test_revisit_queue_in_redis_is_partitioned_by_host(any_redis):
 def test_distributed_scheduler_keeps_no_local_journal_even_with_a_jobdir(redis_server, tmp_path):
     from scrapy.utils.test import get_crawler
 
-    from crawlproj import defaults as defaults
+    import settings as defaults  # the project: its defaults and profiles
     from crawlproj.distributed.scheduler import DistributedScheduler
 
     values = {k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}
@@ -377,7 +382,7 @@ def test_a_request_that_settles_with_no_page_to_store_is_pending_no_more(any_red
     from scrapy import Spider
     from scrapy.utils.test import get_crawler
 
-    from crawlproj import defaults as defaults
+    import settings as defaults  # the project: its defaults and profiles
     from crawlproj import signals as crawl_signals
     from crawlproj.distributed.scheduler import DistributedScheduler
 

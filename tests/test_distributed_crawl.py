@@ -11,9 +11,12 @@ import sys
 import time
 import urllib.request
 
+import pytest
 import redis
 
 from sandbox.harness import PROJECT_DIR, crawl_command
+
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 INTERVAL = 0.2
 DASHBOARD_TOKEN = "distributed-dashboard-token"

@@ -14,7 +14,7 @@ import pytest
 
 from crawlproj.content.offload import DocumentFailed, PageWorkers, StageTimeout
 from crawlproj.content.pdf import is_pdf, prepare, read_pdf
-from crawlproj.memory import rss_bytes
+from crawlproj.extensions.memory import rss_bytes
 from crawlproj.rendering.browser import descendants
 from sandbox import pdfs
 from sandbox.harness import PROJECT_DIR, crawl_command, error_lines
@@ -203,6 +203,7 @@ def _watch_rss(proc: subprocess.Popen, peaks: dict) -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_a_crawl_reads_pdfs_follows_their_links_and_survives_hostile_ones(tmp_path, real):
     docs, hostile, plain = tmp_path / "docs", tmp_path / "hostile", tmp_path / "plain"
     for d in (docs, hostile, plain):
@@ -374,7 +375,7 @@ def test_a_due_feed_goes_to_the_top_of_the_frontier_before_its_host_s_pages(tmp_
             return scrapy.Request(url, **kwargs)
 
     crawled = []
-    from crawlproj import defaults
+    import settings as defaults  # the project: its defaults and profiles
 
     crawler = get_crawler(Spider, {**{k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}, "PROFILE": "sandbox"})
     crawler.engine = type("Engine", (), {"crawl": staticmethod(crawled.append)})()

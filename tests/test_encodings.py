@@ -7,6 +7,8 @@ from crawlproj.content.charset import body_charset_over_header
 from crawlproj.downloadermiddlewares.body_charset import BodyCharsetMiddleware
 from crawlproj.content.extract import parsed_page, title_and_text
 
+pytestmark = pytest.mark.slow
+
 TITLE = "日本語の検索エンジン"
 BODY = "東京大学のウェブ巡回ロボットです。表示・ソフト・能力・予定"  # includes 5C-trail-byte kanji in Shift_JIS
 

@@ -77,6 +77,7 @@ def test_feeds_get_stored_pages_only():
     assert not accepts(page(not_modified=True))  # a 304 revisit read nothing new
     assert not any(accepts(item) for item in (FetchError("u", "h", "dns", "m", 0, 0.0), Skipped("u", "robots"),
                                               SitemapUrls("s")))
+    assert accepts({"url": "u", "h1": "A title"})  # a project's own spider's own items are its own
 
 
 def test_the_add_on_gives_every_feed_the_page_filter_unless_it_has_one():

@@ -27,6 +27,8 @@ from sandbox import docsites, pdfs
 from sandbox.harness import PROJECT_DIR, error_lines, run_crawl
 from sandbox.servers import NginxServer
 
+pytestmark = pytest.mark.slow
+
 JA, PG = docsites.LANGUAGE_SITES[3], docsites.SITES[0]
 PG_PAGES = 60  # MAX_PAGES_PER_HOST: the manual's first 60 pages
 FEEDS = ("jsonl", "parquet", "csv", "xml")

@@ -26,6 +26,8 @@ from crawlproj.urls import LinkCanonicalizer
 
 from . import reference_extract as old
 
+pytestmark = pytest.mark.slow
+
 
 def new_links(page: ParsedPage, url: str, canonical: LinkCanonicalizer) -> list:
     return [(f.url, f.anchor, f.nofollow) if isinstance(f, ExtractedLink) else f.reason

@@ -5,7 +5,11 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from sandbox.harness import PROJECT_DIR, crawl_command, dashboard_urls, interrupt, run_crawl
+
+pytestmark = pytest.mark.slow
 
 CONTACT = "crawlproj-tests/0.1 (+https://crawlproj.test/contact)"
 
@@ -27,6 +31,19 @@ def test_a_refused_crawl_says_why_names_the_setting_and_exits_1(sandbox_factory,
     said = [line for line in proc.stderr.splitlines() if "127.0.0.1: not crawled: address safety refused it" in line]
     assert len(said) == 1 and "WARNING" in said[0] and "ADDRESS_ALLOWLIST" in said[0]
     assert sandbox.records() == []  # nothing reached the server
+
+
+def test_a_crawl_of_a_server_that_is_not_there_names_the_refused_connection_not_robots_txt(tmp_path):
+    """Its robots.txt could not be fetched, so the host was not crawled: the cause is the connection
+    (issue 58: it read "robots.txt disallowed all 1 URL(s)" and "errors: none")."""
+    proc = scrapy("crawl", "site", "-a", "url=http://127.0.0.1:9/docs/", "-s", f"USER_AGENT={CONTACT}",
+                  "-s", "ADDRESS_ALLOWLIST=127.0.0.0/8", "-s", f"STORE_URI=sqlite:///{tmp_path}/crawl.db",
+                  "-s", "LAST_CRAWL_FILE=", "-s", "DASHBOARD_ENABLED=False", "-s", "RENDER_MODE=never")
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("crawlproj: no page was stored: every fetch failed (robots.txt connection_refused 1)")
+    assert "nothing accepted the connection" in last and "robots.txt disallowed" not in proc.stderr
+    assert "errors: 1 (robots.txt connection_refused 1)" in proc.stderr
 
 
 def test_a_user_agent_without_a_contact_and_seeds_without_a_url_are_refused(tmp_path):

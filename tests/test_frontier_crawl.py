@@ -4,6 +4,8 @@ import pytest
 
 from sandbox.harness import crawl_sandbox as crawl
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.serial  # wake-ups within 2.5 s of their due time
 def test_zero_violations_and_prompt_wakeups(sandbox_factory, tmp_path):

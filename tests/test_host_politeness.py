@@ -93,3 +93,50 @@ def test_a_retry_waits_a_jittered_exponential_back_off_up_to_its_maximum():
         assert max(waits) - min(waits) > 0.2 * base  # jittered, not in step
     hold = h.retry_hold(1, now=0.0)
     assert (hold.rule, hold.stat) == ("retry", "frontier/retries_deferred") and "a" not in h.rules
+
+
+def test_idle_hosts_state_is_spilled_and_read_back_whole_so_rests_and_robots_rules_hold(tmp_path):
+    """HOST_STATE_MEMORY: two hosts in memory, a thousand seen. A host sent out (its Crawl-delay,
+    its Waseda window, its failures) comes back with all of it: the same rests as a host never
+    sent out, so no fetch after a reload comes sooner than the interval allows."""
+    from crawlproj.frontier.tiers import TwoTierFrontier
+
+    waseda = IntervalPolicy(min_interval=1.0, duration_factor=10.0, waseda=True, max_crawl_delay=60.0)
+    spilled = HostPoliteness(waseda, park_after=3, park_for=600.0, memory_keys=2, spill_dir=str(tmp_path))
+    kept = HostPoliteness(waseda, park_after=3, park_for=600.0)
+    refused = DownloadConnectionRefusedError()
+    for h in (spilled, kept):
+        h.robots_fetched("a", crawl_delay=7.0, duration=0.1, now=0.0)
+        h.fetched("a", ok(body=b"x" * 50), duration=0.3, ended=1.0, now=1.0, wall_now=0)
+        h.fetched("a", refused, 0.0, 9.0, 9.0, 0)
+        h.fetched("a", refused, 0.0, 17.0, 17.0, 0)  # two failures in a row of three
+        for i in range(1000):  # a thousand other hosts pass through
+            h.fetched(f"h{i}", ok(), 0.01, 20.0, 20.0, 0)
+    assert "a" not in spilled.crawl_delay and "a" not in spilled._windows  # out of memory ...
+    assert spilled.spill.spilled >= 999 and len(spilled._windows) <= 2
+    assert spilled.rest_after("a", 0.01) == kept.rest_after("a", 0.01) == 7.0  # ... Crawl-delay back
+    assert spilled.crawl_delay["a"] == 7.0
+    one, two = (h.fetched("a", refused, 0.0, 30.0, 30.0, 0) for h in (spilled, kept))
+    assert one == two and [x.rule for x in one.holds] == ["parked"]  # the failures in a row came back
+    one, two = (h.fetched("a", ok(body=b"x" * 50), 0.3, 40.0, 40.0, 0) for h in (spilled, kept))
+    assert one == two and one.release_at >= 40.0 + 7.0  # the same window, the same rest
+    assert spilled.describe("a") == kept.describe("a")
+
+    # The frontier forgets only times already past: a host sent out is never due sooner.
+    f = TwoTierFrontier(levels=1, active_target=4, idle_keys=10)
+    for i in range(100):
+        f.push(f"k{i}", i)
+    allowed, now, most = {}, 0.0, 0
+    while f.has_pending():
+        now += 0.1
+        popped = f.pop(now)
+        if popped is None:
+            continue
+        key, _ = popped
+        assert now >= allowed.get(key, 0.0)  # never before its time, forgotten or not
+        allowed[key] = now + 0.5
+        f.release(key, now + 0.5)
+        if len(allowed) % 7 == 0 and len(allowed) < 90:
+            f.push(f"k{len(allowed) // 2}", "again")  # hosts seen before come back
+        most = max(most, len(f.next_allowed))
+    assert most <= 10 + 10 // 2 + 1 + 5  # the limit, its slack and the hosts still resting: not a hundred

@@ -9,6 +9,8 @@ import pytest
 
 from sandbox import harness, hostile
 
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
+
 INTERVAL = 0.05
 #: The crawl's peak RSS with a 10 MB page of distinct words, a 20,000-deep page, a gzip bomb and
 #: an endless body among its pages (360-400 MB measured alone, 190 MB of it before the first

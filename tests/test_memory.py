@@ -1,10 +1,14 @@
-"""The crawl's memory: its own readings (crawlproj.memory), and a real-page crawl that must not grow."""
+"""The crawl's memory: its own readings (crawlproj.extensions.memory), and a real-page crawl that must not grow."""
 
 from __future__ import annotations
 
 import itertools
 
-from crawlproj.memory import RssTrack, milestones, rss_bytes, trim_heap
+import pytest
+
+from crawlproj.extensions.memory import RssTrack, milestones, rss_bytes, trim_heap
+
+pytestmark = pytest.mark.slow
 
 MB = 2**20
 
@@ -55,7 +59,7 @@ def test_this_process_reads_its_resident_set_and_trims_its_heap():
 def test_a_crawl_of_real_pages_does_not_grow_from_its_500th_to_its_1000th_page(tmp_path):
     """Real documentation pages from nginx, CPU-bound, every default on (near-duplicates, WARC,
     revisit state, render decision): the crawl's own readings of its resident set
-    (crawlproj.memory) must not grow with the pages it has stored. Before the fix of the
+    (crawlproj.extensions.memory) must not grow with the pages it has stored. Before the fix of the
     link canonicaliser's memo, one page's parse tree stayed alive per page: about 400 MB over
     these 500 pages. (The slope over long crawls is bench/memory.py's.)"""
     from sandbox.docsites import DOMAIN, HOST_RESOLVE, MEMORY_TEST_SITES, ensure_installed

@@ -69,7 +69,7 @@ def _index(kind, tmp_path, request=None, **shape):
     return SqliteNearDuplicateIndex(str(tmp_path / "index.db"), **shape)
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+@pytest.mark.parametrize("kind", ["memory", "sqlite", pytest.param("redis", marks=pytest.mark.slow)])
 def test_exact_near_and_distinct_pages_english_and_japanese(kind, tmp_path, request):
     rng = random.Random(7)
     index = _index(kind, tmp_path, request, threshold=0.8)
@@ -109,7 +109,7 @@ def test_the_index_reloads_from_sqlite_and_a_refetched_page_never_matches_itself
         NearDuplicateIndex(num_perm=64, storage=SqliteIndexStorage(str(tmp_path / "index.db")))
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+@pytest.mark.parametrize("kind", ["memory", "sqlite", pytest.param("redis", marks=pytest.mark.slow)])
 def test_short_pages_are_matched_exactly_and_empty_ones_never(kind, tmp_path, request):
     index = _index(kind, tmp_path, request, min_shingles=10)
     assert index.check_and_add("a", "Home") is None
@@ -227,7 +227,7 @@ def test_two_real_releases_every_identical_text_and_shingle_set_is_found(tmp_pat
     shingle set) equals an earlier page's is always recorded as a copy, exact and near detection
     agreeing; same-path pages that differ only by the release number are found as near-duplicates,
     and nearly all that are as close (Jaccard 0.9 or more) with a change of their own."""
-    from crawlproj.content.pipeline import LocalNearDuplicateIndex
+    from crawlproj.content.near_duplicates_pipeline import LocalNearDuplicateIndex
     from sandbox.docsites import RELEASE_SITES, ensure_installed
     from sandbox.releases import run_releases
 
@@ -282,7 +282,7 @@ def test_the_same_article_in_two_releases_of_a_sphinx_reference_gives_the_same_m
 
     from crawlproj.content.main_text import extract_main_text
     from crawlproj.content.near_duplicates import normalise
-    from crawlproj.content.pipeline import LocalNearDuplicateIndex
+    from crawlproj.content.near_duplicates_pipeline import LocalNearDuplicateIndex
     from sandbox.docsites import SPHINX_RELEASE_SITES, ensure_installed
 
     def article(html: bytes) -> str | None:

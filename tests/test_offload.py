@@ -8,10 +8,14 @@ import time
 
 import numpy as np
 
+import pytest
+
 from crawlproj.content.budget import PageBudget
 from crawlproj.content.near_duplicates import SigningShape
 from crawlproj.content.offload import PageWorkers, StageTimeout
-from crawlproj.content.pipeline import sign_page
+from crawlproj.content.near_duplicates_pipeline import sign_page
+
+pytestmark = pytest.mark.slow
 
 # A page of over 1 MB: articles of distinct words in a layout of navigation and footer.
 ARTICLES = "".join(f"<article><h2>Part {i}</h2><p>" + " ".join(f"word{i}x{j}" for j in range(300)) + "</p></article>"

@@ -12,6 +12,8 @@ import pytest
 
 from sandbox.harness import PROJECT_DIR, crawl_command, crawl_sandbox, run_crawl
 
+pytestmark = pytest.mark.slow
+
 INTERVAL = 0.1
 
 

@@ -22,8 +22,8 @@ def test_waseda_interval_rests_slow_and_erroring_hosts_longer(sandbox_factory, t
     sandbox = sandbox_factory("--hosts", "3", "--pages", "10", "--no-robots-mix", "--cross-host", "0",
                               "--page-bytes", "16000", "--host", "1:bandwidth=64000", "--host", "2:drop_rate=0.4")
     _, result = crawl(sandbox, tmp_path, MIN_INTERVAL=0.05, INTERVAL_DURATION_FACTOR=0, RETRY_TIMES=6,
-                      RETRY_BACKOFF_BASE=0.02, WASEDA_TARGET_SPEED=128000, WASEDA_MAX_DELAY_1=0.4,
-                      WASEDA_MAX_DELAY_2=1.5, WASEDA_MIN_BYTES=8000)
+                      RETRY_BACKOFF_BASE=0.02, WASEDA_TARGET_SPEED=128000, WASEDA_SLOW_DELAY=0.4,
+                      WASEDA_ERROR_DELAY=1.5, WASEDA_MIN_BYTES=8000)
     records = sandbox.records()
     gaps = gaps_by_host(records)
     fast, slow = statistics.median(gaps["h0.sandbox.test"]), statistics.median(gaps["h1.sandbox.test"])

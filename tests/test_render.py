@@ -20,6 +20,8 @@ from crawlproj.downloadermiddlewares.render_decision import RenderDecisionMiddle
 from crawlproj.rendering.pacing import SubrequestPacer
 from sandbox.graph import SandboxConfig, SandboxWeb
 
+pytestmark = pytest.mark.slow
+
 ARTICLE = "<p>" + "A plain article with a good deal of text about crawling the web politely. " * 10 + "</p>"
 NAV = "".join(f'<a href="/p/{i}.html">page {i}</a>' for i in range(5))
 
@@ -532,8 +534,8 @@ def test_a_host_has_one_sample_through_the_frontier_at_a_time():
 def test_workers_and_the_distributed_profile_render_samples_through_the_frontier_unless_asked():
     from scrapy.settings import Settings
 
-    from crawlproj import defaults
-    from crawlproj.workers import worker_overrides
+    import settings as defaults  # the project: its defaults and profiles
+    from crawlproj.distributed.local_workers import worker_overrides
     from settings import distributed
 
     base = {k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}

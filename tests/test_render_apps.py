@@ -21,6 +21,8 @@ from sandbox.harness import run_crawl
 from sandbox.servers import NginxServer
 from crawlproj.urls import InvalidURL
 
+pytestmark = pytest.mark.slow
+
 INTERVAL = 0.1
 
 
@@ -127,6 +129,8 @@ def test_real_documentation_is_left_static_in_auto_mode_and_its_samples_gain_not
     assert report["rendered_pages"] == 0 and report["render_hosts"][0]["host"] == site.name
 
 
+@pytest.mark.serial  # an endless app given up within 2 s of its 1 s budget: the timed tier
+@pytest.mark.xdist_group("chromium")
 def test_the_dom_is_read_once_the_app_stops_changing_it():
     import asyncio
 

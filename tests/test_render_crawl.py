@@ -9,7 +9,7 @@ from sandbox import harness
 #: Timed tests (tests/conftest.py) whose crawls start Chromium run one after another in one
 #: process (`make test` shares tests with --dist loadgroup): a browser's renders beside
 #: another browser's are slower than the timeouts these tests judge.
-pytestmark = pytest.mark.xdist_group("chromium")
+pytestmark = [pytest.mark.slow, pytest.mark.serial, pytest.mark.xdist_group("chromium")]
 
 INTERVAL = 0.05
 

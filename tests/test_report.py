@@ -15,6 +15,8 @@ from crawlproj.report.analysis import host_pagerank
 from sandbox.harness import PROJECT_DIR, crawl_sandbox
 from crawlproj.urls import host_of
 
+pytestmark = pytest.mark.slow
+
 
 def dense_pagerank(edges, damping=0.85):
     """The textbook definition on a dense matrix: the reference for the sparse one."""
@@ -37,6 +39,35 @@ def test_pagerank_matches_the_definition():
     edges = [("a", "b", 3), ("b", "c", 1), ("c", "a", 2), ("a", "c", 1), ("d", "a", 1), ("a", "a", 5)]
     got, want = host_pagerank(edges), dense_pagerank(edges)
     assert got == pytest.approx(want, abs=1e-8) and sum(got.values()) == pytest.approx(1.0)
+
+
+def test_the_report_ranks_crawled_hosts_apart_and_counts_every_failed_attempt(tmp_path):
+    """Twenty hosts linked to and never crawled ranked ahead of the two crawled; "Errors: None."
+    after 1,090 DNS failures of robots.txt (issue 58)."""
+    from crawlproj.report.analysis import analyse
+    from crawlproj.report.output import write_report
+    from crawlproj.store.sqlite import SqliteStore
+
+    path = str(tmp_path / "crawl.db")
+    store = SqliteStore(path)
+    crawled = ["a.test", "b.test"]
+    with store.conn:
+        store.conn.executemany("INSERT INTO pages (url, host, status) VALUES (?, ?, 200)",
+                               [(f"http://{h}/{i}", h, ) for h in crawled for i in range(3)])
+        links = [(f"http://a.test/{i}", f"http://x{j}.test/", "a.test", f"x{j}.test") for i in range(3) for j in range(20)]
+        links += [("http://a.test/0", "http://b.test/0", "a.test", "b.test")]
+        store.conn.executemany("INSERT INTO links (source, target, source_host, target_host) VALUES (?,?,?,?)", links)
+        store.conn.executemany("INSERT INTO host_errors (host, kind, count) VALUES (?, 'dns', ?)",
+                               [(f"x{j}.test", 1090 // 20 + (j < 1090 % 20)) for j in range(20)])
+    store.conn.close()
+    result = analyse(path)
+    assert [h for h, _ in result["pagerank_top"]] == ["b.test", "a.test"]  # the crawled ones, and only they
+    assert len(result["pagerank_linked_top"]) == 20 and all(h.startswith("x") for h, _ in result["pagerank_linked_top"])
+    assert result["failed_attempts_by_kind"] == {"dns": 1090}
+    page = (tmp_path / "out" / "report.html") if write_report(result, tmp_path / "out") else None
+    text = page.read_text()
+    assert "6 pages stored from 2 hosts; 0 of the pages are duplicates of others; 0 pages failed, 1,090 attempts" in text
+    assert "Most important hosts crawled" in text and "Most important hosts linked to, not crawled" in text
 
 
 def test_server_locations_come_from_the_offline_tables():
@@ -96,4 +127,4 @@ def test_report_on_a_sandbox_crawl(sandbox_factory, tmp_path):
     numbers = [int(n) for n in re.findall(r"Figure (\d+)\. ", page)]
     assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 3
     assert f"All {len(stored):,} pages are under .test." in page and "servers are in one place: local" in page
-    assert "<h2>Errors</h2><p>Fetches that failed, by kind.</p><p>None.</p>" in page
+    assert "<h2>Errors</h2><p>Pages whose fetch failed for good, by kind.</p><p>None.</p>" in page

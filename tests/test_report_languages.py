@@ -8,11 +8,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from crawlproj.report.analysis import languages
 from sandbox import docsites
 from sandbox.harness import run_crawl
 from sandbox.servers import NginxServer
 from crawlproj.store.sqlite import SqliteStore
+
+pytestmark = pytest.mark.slow
 
 _HTML_LANG = re.compile(rb"<html[^>]*\slang=\"([^\"]+)\"", re.I)
 

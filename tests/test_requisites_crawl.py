@@ -20,6 +20,8 @@ from sandbox.audit import politeness_report
 from sandbox.harness import error_lines, run_crawl
 from sandbox.servers import NginxServer
 
+pytestmark = pytest.mark.slow
+
 NODE = docsites.SITES[4]
 INTERVAL = 0.25
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"

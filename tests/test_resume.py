@@ -12,8 +12,12 @@ import time
 from collections import Counter
 from urllib.parse import urlsplit
 
+import pytest
+
 from crawlproj.frontier.journal import FrontierJournal, fingerprint
 from sandbox.harness import PROJECT_DIR, crawl_command, run_crawl
+
+pytestmark = pytest.mark.slow
 
 BATCH = 25
 CONCURRENT = 8

@@ -292,7 +292,7 @@ import hashlib  # noqa: E402
 
 from scrapy.utils.test import get_crawler  # noqa: E402
 
-from crawlproj import defaults as base_settings  # noqa: E402
+import settings as base_settings  # noqa: E402 - the project: its defaults and profiles
 from crawlproj.items import FetchError, PageItem, Skipped  # noqa: E402
 from crawlproj.revisit.pipeline import RevisitPipeline  # noqa: E402
 

@@ -10,8 +10,12 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
+import pytest
+
 from sandbox.changes import PageChanges
 from sandbox.harness import crawl_sandbox
+
+pytestmark = pytest.mark.slow
 
 SCALE = 14400.0
 CHANGING = ("--hosts", "3", "--pages", "8", "--no-robots-mix", "--change-min", "3600",

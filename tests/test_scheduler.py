@@ -2,7 +2,7 @@
 
 from scrapy.utils.test import get_crawler
 
-from crawlproj import defaults as base
+import settings as base  # crawlproj's project: its defaults and its profiles
 from crawlproj.frontier.scheduler import FrontierScheduler
 
 

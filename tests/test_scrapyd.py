@@ -4,6 +4,7 @@ distributed ``web`` jobs on one Redis against the sandbox, and their shards merg
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -11,9 +12,13 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from sandbox.harness import PROJECT_DIR
 from sandbox.servers import ScrapydServer
 from crawlproj.store.merge import merge_shards
+
+pytestmark = pytest.mark.slow
 
 BIN = Path(sys.executable).parent
 
@@ -24,6 +29,17 @@ def call(url, data=None):
         return json.loads(answer.read())
 
 
+def project_copy(tmp_path: Path) -> Path:
+    """The project's sources in a folder of this test's own: ``setup.py`` (run by scrapyd-deploy,
+    with ``--debug`` so that its output names any failure) first runs ``clean -a``, deleting the
+    build/ folder beside it, where another test building an egg at the same time works."""
+    project = tmp_path / "project"
+    if not project.exists():
+        shutil.copytree(PROJECT_DIR, project, ignore=shutil.ignore_patterns(
+            ".venv*", ".git", "data", "build", "*.egg-info", "__pycache__", "tests", "docs", "bench"))
+    return project
+
+
 def test_deploy_with_scrapyd_and_run_two_distributed_jobs(redis_server, sandbox_factory, tmp_path):
     sandbox = sandbox_factory("--hosts", "8", "--pages", "12")
     with ScrapydServer(str(BIN / "scrapyd")) as scrapyd:
@@ -31,7 +47,8 @@ def test_deploy_with_scrapyd_and_run_two_distributed_jobs(redis_server, sandbox_
         config = tmp_path / "xdg"
         config.mkdir()
         (config / "scrapy.cfg").write_text(f"[deploy:test]\nurl = {scrapyd.url}\nproject = crawlproj\n")
-        deploy = subprocess.run([str(BIN / "scrapyd-deploy"), "test", "-p", "crawlproj"], cwd=PROJECT_DIR,
+        deploy = subprocess.run([str(BIN / "scrapyd-deploy"), "test", "-p", "crawlproj", "--debug"],
+                                cwd=project_copy(tmp_path),
                                 capture_output=True, text=True, timeout=300,
                                 env={**os.environ, "XDG_CONFIG_HOME": str(config)})
         assert deploy.returncode == 0 and '"status": "ok"' in deploy.stdout, deploy.stdout + deploy.stderr
@@ -78,7 +95,7 @@ def test_a_scrapyd_job_that_cannot_start_says_why_in_its_log_and_the_egg_carries
     reads seeds/default.txt from it) and no test sandbox; a job that cannot start ends its own
     log with one ERROR line saying why (Scrapyd lists it as finished either way)."""
     egg = tmp_path / "crawlproj.egg"
-    built = subprocess.run([str(BIN / "scrapyd-deploy"), "--build-egg", str(egg)], cwd=PROJECT_DIR,
+    built = subprocess.run([str(BIN / "scrapyd-deploy"), "--build-egg", str(egg), "--debug"], cwd=project_copy(tmp_path),
                            capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stdout + built.stderr
     import zipfile
@@ -97,7 +114,8 @@ def test_a_scrapyd_job_that_cannot_start_says_why_in_its_log_and_the_egg_carries
         config = tmp_path / "xdg"
         config.mkdir()
         (config / "scrapy.cfg").write_text(f"[deploy:test]\nurl = {scrapyd.url}\nproject = crawlproj\n")
-        deploy = subprocess.run([str(BIN / "scrapyd-deploy"), "test", "-p", "crawlproj"], cwd=PROJECT_DIR,
+        deploy = subprocess.run([str(BIN / "scrapyd-deploy"), "test", "-p", "crawlproj", "--debug"],
+                                cwd=project_copy(tmp_path),
                                 capture_output=True, text=True, timeout=300,
                                 env={**os.environ, "XDG_CONFIG_HOME": str(config)})
         assert deploy.returncode == 0, deploy.stdout + deploy.stderr

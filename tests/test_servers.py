@@ -7,6 +7,8 @@ import redis
 
 from sandbox.servers import RedisServer
 
+pytestmark = pytest.mark.slow
+
 
 def test_redis_server_runs_on_a_free_loopback_port_and_is_gone_after():
     with RedisServer() as server:
@@ -19,7 +21,7 @@ def test_redis_server_runs_on_a_free_loopback_port_and_is_gone_after():
 
 
 def test_a_missing_binary_names_the_install_command(monkeypatch):
-    from crawlproj import redis_process
+    from crawlproj.distributed import redis_server as redis_process
 
     monkeypatch.setattr(redis_process.shutil, "which", lambda name: None)
     monkeypatch.setattr(redis_process.Path, "exists", lambda self: False)

@@ -78,6 +78,7 @@ def test_bad_values_name_the_setting(name, value):
     assert exc.value.name == name and name in str(exc.value)
 
 
+@pytest.mark.slow  # a crawl process (refused before crawling)
 def test_crawl_with_bad_setting_fails_before_crawling(tmp_path):
     for setting, fragment in (("PROFILE=distributedd", "unknown profile"), ("STORE_BATCH_SIZE=-5", "must be >= 1"),
                               ("MIN_INTERVALL=1", "unknown setting; did you mean MIN_INTERVAL?")):
@@ -90,6 +91,7 @@ def test_crawl_with_bad_setting_fails_before_crawling(tmp_path):
         assert "Traceback" not in proc.stderr and "Spider opened" not in proc.stderr
 
 
+@pytest.mark.slow  # crawl processes (refused before crawling)
 @pytest.mark.parametrize("args, fragment", [
     (["web", "-a", "seeds=/no/such/seeds.txt"], "seeds file /no/such/seeds.txt: No such file or directory"),
     (["site"], "the site spider needs -a url="),
@@ -121,16 +123,16 @@ def test_every_setting_is_declared_once_with_its_check_and_reason():
     import inspect
 
     import settings as project
-    from crawlproj import config, defaults
+    from crawlproj import config
 
-    names = [k for k in dir(defaults) if k.isupper()]
+    values = {k: getattr(m, k) for m in config.MODULES for k in dir(m) if k.isupper()}
     checks = config.declared()
-    assert sorted(checks) == sorted(names)  # every default has its check
+    assert sorted(checks) == sorted(values)  # every default has its check
     assert all(getattr(check, "accepts", "") for check in checks.values())
-    reasons = {name: reason for name, reason, _ in config._declarations(inspect.getsource(defaults))}
-    assert sorted(reasons) == sorted(names) and all(reasons.values()), [n for n, r in reasons.items() if not r]
+    reasons = {name: reason for m in config.MODULES for name, reason, _ in config._declarations(inspect.getsource(m))}
+    assert sorted(reasons) == sorted(values) and all(reasons.values()), [n for n, r in reasons.items() if not r]
     # The project's settings module is the declarations, nothing more.
-    assert {k: getattr(project, k) for k in dir(project) if k.isupper()} == {k: getattr(defaults, k) for k in names}
+    assert {k: getattr(project, k) for k in dir(project) if k.isupper()} == values
 
 
 def test_the_settings_reference_is_generated_from_the_declarations():
@@ -194,10 +196,10 @@ def test_the_readme_quotes_defaults_truly_and_links_pages_that_exist():
 def test_a_page_out_of_retries_is_logged_as_a_warning_not_an_error(caplog):
     import logging
 
-    from crawlproj.log_levels import lower_page_outcomes
+    from crawlproj.log_levels import install_log_filters
 
-    lower_page_outcomes()
-    lower_page_outcomes()  # once is enough, however often it is asked
+    install_log_filters()
+    install_log_filters()  # once is enough, however often it is asked
     retry = logging.getLogger("scrapy.downloadermiddlewares.retry")
     with caplog.at_level(logging.INFO):
         retry.error("Gave up retrying %(request)s (failed %(retry_times)d times): %(reason)s",
@@ -219,3 +221,43 @@ def test_an_unknown_setting_on_the_command_line_is_refused_and_known_ones_are_no
     settings.set("CONCURENT_REQUESTS", 8, priority="cmdline")
     with pytest.raises(SettingsError, match="did you mean CONCURRENT_REQUESTS"):
         validate(settings)
+
+
+def test_a_misspelt_setting_of_crawlprojs_own_prefixes_is_refused_and_other_extensions_pass():
+    from crawlproj.config import validate
+
+    settings = project_settings(REDIS_PARAMS={}, REDIS_START_URLS_KEY="k", PLAYWRIGHT_SOMETHING_NEW=1)
+    for name in ("REDIS_PARAMS", "REDIS_START_URLS_KEY", "PLAYWRIGHT_SOMETHING_NEW"):
+        settings.set(name, settings.get(name), priority="cmdline")
+    validate(settings)  # scrapy-redis's, and a name no one here could have meant
+    settings.set("REDIS_POP_BACH", 32, priority="cmdline")
+    with pytest.raises(SettingsError, match="did you mean REDIS_POP_BATCH"):
+        validate(settings)
+
+
+def test_the_one_range_check_takes_each_end_open_or_closed():
+    from scrapy.settings import Settings
+
+    from crawlproj.checks import fraction, fraction_or_one, probability, unit_interval
+
+    def refused(check, value):
+        try:
+            check(Settings({"X": value}), "X")
+        except SettingsError as exc:
+            return str(exc)
+        return None
+
+    assert [refused(c, 0) is None for c in (fraction, fraction_or_one, probability, unit_interval)] == [False, False, True, True]
+    assert [refused(c, 1) is None for c in (fraction, fraction_or_one, probability, unit_interval)] == [False, True, False, True]
+    assert "must be < 1" in refused(probability, 1) and "must be > 0" in refused(fraction, 0)
+    assert refused(unit_interval, "nan") and unit_interval.accepts == "a number, 0 <= x <= 1"
+
+
+def test_a_renamed_setting_given_by_its_old_name_is_read_as_the_new_one(caplog):
+    from crawlproj.config import validate
+
+    settings = project_settings()
+    settings.set("WASEDA_MAX_DELAY_1", 2.5, priority="cmdline")
+    validate(settings)
+    assert settings.getfloat("WASEDA_SLOW_DELAY") == 2.5 and "WASEDA_MAX_DELAY_1" not in settings.attributes
+    assert "WASEDA_MAX_DELAY_1 is now called WASEDA_SLOW_DELAY" in caplog.text

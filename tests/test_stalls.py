@@ -3,7 +3,11 @@
 import asyncio
 import time
 
-from crawlproj.stalls import LOOP_IDLE, IdleTimingEventLoop, ReactorLag, TurnTaker, loop_busy_seconds
+import pytest
+
+from crawlproj.extensions.stalls import LOOP_IDLE, IdleTimingEventLoop, ReactorLag, TurnTaker, loop_busy_seconds
+
+pytestmark = pytest.mark.slow
 
 
 def run(coro):
@@ -14,6 +18,7 @@ def run(coro):
         loop.close()
 
 
+@pytest.mark.serial  # upper bounds on wall-clock time: the timed tier
 def test_idle_timing_loop_counts_waiting_as_idle_and_work_as_busy():
     async def wait_then_work():
         before = loop_busy_seconds()
@@ -29,6 +34,7 @@ def test_idle_timing_loop_counts_waiting_as_idle_and_work_as_busy():
     assert 0.19 <= worked < 0.3
 
 
+@pytest.mark.serial  # a timer run within 60 ms of its due time: the timed tier
 def test_turns_let_a_due_timer_run_in_the_middle_of_long_work():
     ran_at: list[float] = []
 
@@ -55,7 +61,7 @@ def test_a_thread_keeping_the_gil_is_held_time_though_the_loop_looks_idle(monkey
     import random
     import threading
 
-    from crawlproj import stalls
+    from crawlproj.extensions import stalls
 
     ticks = ReactorLag(0.01)
     monkeypatch.setattr(stalls, "_TICKS", ticks)
@@ -113,7 +119,7 @@ def test_the_waseda_middleware_hands_each_rest_over_from_the_servers_share_of_th
     from scrapy.http import Response
     from scrapy.utils.test import get_crawler
 
-    from crawlproj import defaults
+    import settings as defaults  # the project: its defaults and profiles
     from crawlproj.downloadermiddlewares.waseda_interval import WasedaIntervalMiddleware
     from crawlproj.signals import host_rest
 
@@ -147,7 +153,7 @@ def test_items_waiting_for_the_pipelines_hold_the_frontier_back():
     from scrapy.utils.test import get_crawler
 
     from crawlproj import signals as crawl_signals
-    from crawlproj.stalls import ItemBacklog
+    from crawlproj.extensions.stalls import ItemBacklog
 
     crawler = get_crawler(settings_dict={"ITEM_BACKLOG": 3})
     ext = ItemBacklog.from_crawler(crawler)  # kept: signals hold weak references

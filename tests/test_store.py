@@ -161,7 +161,7 @@ def test_the_stats_file_is_one_whole_document_when_two_workers_write_it_at_once(
 
     from scrapy.utils.test import get_crawler as crawler_for
 
-    from crawlproj.statsfile import StatsFile
+    from crawlproj.extensions.statsfile import StatsFile
 
     path = tmp_path / "stats.json"
     other = open(path, "w", encoding="utf-8")  # the other worker, about to write

@@ -103,3 +103,65 @@ def test_a_crawl_process_loads_nothing_only_other_commands_or_unlisted_extension
     proc = subprocess.run([sys.executable, "-c", code], cwd=PACKAGE.parent, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "[]"
+
+
+def test_every_exception_is_declared_in_errors_with_the_common_base():
+    """crawlproj's exceptions live in crawlproj/errors.py, each a CrawlprojError, so a caller can
+    catch what crawlproj raises apart from its libraries' errors, and a reader finds them all."""
+    import inspect
+
+    import crawlproj.errors as errors
+
+    declared = {name for name, value in vars(errors).items()
+                if inspect.isclass(value) and issubclass(value, BaseException) and value.__module__ == errors.__name__}
+    assert declared and all(issubclass(getattr(errors, name), errors.CrawlprojError) for name in declared)
+    elsewhere = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "errors.py" and path.parent == PACKAGE:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and any(
+                    (isinstance(b, ast.Name) and (b.id.endswith(("Error", "Exception", "Timeout", "Refused", "Failed"))
+                                                  or b.id in ("IgnoreRequest", "DropItem", "NotConfigured")))
+                    for b in node.bases):
+                elsewhere.append(f"{path.relative_to(PACKAGE)}:{node.name}")
+    assert not elsewhere, f"declare these in crawlproj/errors.py: {elsewhere}"
+
+
+def test_the_engine_s_private_slot_is_read_only_in_engine_state():
+    reads = [f"{path.relative_to(PACKAGE)}" for path in PACKAGE.rglob("*.py")
+             if path.name != "engine_state.py" and '"_slot"' in path.read_text(encoding="utf-8")]
+    assert not reads, f"ask crawlproj/engine_state.py instead: {reads}"
+
+
+def _meta_keys(tree: ast.AST) -> set[str]:
+    """The string keys a module reads or sets in a request's ``meta``."""
+    def is_meta(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Attribute) and node.attr == "meta") or (isinstance(node, ast.Name) and node.id == "meta")
+
+    keys = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and is_meta(node.value) and isinstance(node.slice, ast.Constant):
+            keys.append(node.slice.value)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_meta(node.func.value)
+              and node.func.attr in ("get", "setdefault", "pop") and node.args and isinstance(node.args[0], ast.Constant)):
+            keys.append(node.args[0].value)
+        elif (isinstance(node, ast.Compare) and len(node.comparators) == 1 and is_meta(node.comparators[0])
+              and isinstance(node.left, ast.Constant) and isinstance(node.ops[0], (ast.In, ast.NotIn))):
+            keys.append(node.left.value)
+        elif isinstance(node, ast.keyword) and node.arg == "meta" and isinstance(node.value, ast.Dict):
+            keys += [k.value for k in node.value.keys if isinstance(k, ast.Constant)]
+    # (a PDF's own metadata, read into a dict also called meta, has capitalised keys)
+    return {k for k in keys if isinstance(k, str) and k == k.lower()}
+
+
+def test_every_request_meta_key_is_named_in_crawlproj_meta():
+    from crawlproj.meta import OURS, THEIRS
+
+    used: dict[str, str] = {}
+    for path in PACKAGE.rglob("*.py"):
+        for key in _meta_keys(ast.parse(path.read_text(encoding="utf-8"))):
+            used.setdefault(key, str(path.relative_to(PACKAGE)))
+    unnamed = {k: where for k, where in used.items() if k not in OURS and k not in THEIRS}
+    assert not unnamed, f"name these meta keys in crawlproj/meta.py: {unnamed}"
+    assert _meta_keys(ast.parse('r.meta["x_y"]; Request(meta={"z": 1}); "w" in r.meta')) == {"x_y", "z", "w"}

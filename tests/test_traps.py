@@ -61,7 +61,7 @@ def test_the_site_cap_admits_that_many_new_urls_per_host():
 
 
 def test_a_pages_text_seen_before_on_its_host_is_a_copy_and_the_memory_is_bounded():
-    from crawlproj.spiders.base import SeenTexts
+    from crawlproj.traps import SeenTexts
 
     seen = SeenTexts(keep=3)
     assert not seen.copy("a.test", b"1" * 32) and seen.copy("a.test", b"1" * 32)
@@ -72,7 +72,7 @@ def test_a_pages_text_seen_before_on_its_host_is_a_copy_and_the_memory_is_bounde
 
 
 def test_a_host_of_mostly_copies_is_slowed_then_capped():
-    from crawlproj.spiders.base import CopyShare
+    from crawlproj.traps import CopyShare
 
     share = CopyShare(min_pages=10, slow_share=0.5, cap_share=0.9)
     verdicts = [share.record("copies.test", copy=n >= 4) for n in range(9)]

@@ -188,7 +188,7 @@ def test_a_real_slash_feed_s_stories_stay_two_urls_and_real_session_ids_are_remo
     """Slash's ``sid`` names a story: a real Slash feed's two stories were once one URL, and both
     pages were lost. AWStats' FAQ links a PHP-Nuke article (``sid=7041``) and logs a request with
     Tomcat's session id: the article keeps its id, the session id goes."""
-    from crawlproj import defaults
+    import settings as defaults  # the project: its defaults and profiles
     from crawlproj.content.feeds import read_feed
     from crawlproj.urls import LinkCanonicalizer
 
@@ -221,7 +221,7 @@ def test_the_web_spider_follows_both_stories_of_a_real_slash_feed(real_urls):
     from scrapy.http import Request, XmlResponse
     from scrapy.utils.test import get_crawler
 
-    from crawlproj import defaults
+    import settings as defaults  # the project: its defaults and profiles
     from crawlproj.spiders.web import WebSpider
 
     crawler = get_crawler(WebSpider, {**{k: getattr(defaults, k) for k in dir(defaults) if k.isupper()},

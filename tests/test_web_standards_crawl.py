@@ -10,6 +10,8 @@ import pytest
 
 from sandbox.harness import run_crawl
 
+pytestmark = pytest.mark.slow
+
 
 def _requests(sandbox, host: str) -> list[str]:
     return [r.path for r in sandbox.records() if r.host == host]

@@ -15,7 +15,7 @@ import sys
 
 from scrapy.exceptions import UsageError
 
-from ..console import last_crawl
+from ..extensions.console import last_crawl
 from ..store import parse_store_uri
 
 #: Where `scrapy demo` (make demo) leaves its crawl.

@@ -1,4 +1,4 @@
-"""``scrapy crawl``: Scrapy's own, plus ``-s WORKERS=N`` (:mod:`crawlproj.workers`)."""
+"""``scrapy crawl``: Scrapy's own, plus ``-s WORKERS=N`` (:mod:`crawlproj.distributed.local_workers`)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,20 @@ import sys
 from scrapy.commands.crawl import Command as ScrapyCrawl
 from scrapy.settings import Settings
 
-from .. import console
+from ..extensions import console
 from ..errors import BadInput
+from ..log_levels import install_log_filters
 from ..profiles import ProfileAddon
-from ..workers import run_workers
+from ..spiders.arguments import check_arguments
+from ..distributed.local_workers import run_workers
 
 
 class Command(ScrapyCrawl):
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        super().process_options(args, opts)
+        # Before Scrapy's start-up lines: the console shows the crawl, not its versions and components.
+        install_log_filters()
+
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         assert self.settings is not None
         try:  # bad settings, arguments or seeds: one line and exit 2, not a traceback
@@ -44,6 +51,7 @@ class Command(ScrapyCrawl):
                 spidercls = self.crawler_process.spider_loader.load(args[0])
             except KeyError:
                 return settings  # Scrapy says so itself
+            check_arguments(spidercls, opts.spargs)
             check = getattr(spidercls, "check_input", None)
             if check is not None:
                 check(settings, **opts.spargs)

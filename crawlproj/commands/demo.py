@@ -10,7 +10,7 @@ from pathlib import Path
 
 from scrapy.commands import ScrapyCommand
 
-from ..console import refused
+from ..extensions.console import refused
 
 
 class Command(ScrapyCommand):

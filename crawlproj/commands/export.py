@@ -49,6 +49,10 @@ class Command(ScrapyCommand):
             raise UsageError("scrapy export takes no positional arguments (the store is --store)")
         if opts.format not in FORMATS:
             raise UsageError(f"--format {opts.format!r}: choose from {', '.join(FORMATS)}")
+        from ..extras import hint, installed
+
+        if opts.format == "parquet" and not installed("parquet"):
+            raise UsageError(f"scrapy export --format parquet {hint('parquet')}")
         if opts.fields and opts.format == "wet":
             raise UsageError("--fields does not apply to WET: its records are each page's text")
         fields = tuple(f.strip() for f in opts.fields.split(",") if f.strip()) if opts.fields else DEFAULT_FIELDS

@@ -6,6 +6,7 @@ import json
 import sqlite3
 
 from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
 
 from ..progress import progress_bar
 from . import add_store_option, store_path
@@ -26,6 +27,10 @@ class Command(ScrapyCommand):
     def run(self, args: list[str], opts) -> None:
         # Here, not at the top: Scrapy imports every command to list them, and the report's
         # scipy and matplotlib would cost every crawl process half a CPU-second to start.
+        from ..extras import hint, installed
+
+        if not installed("report"):
+            raise UsageError(f"scrapy report {hint('report')}")
         from ..report.analysis import analyse
         from ..report.output import write_report
 

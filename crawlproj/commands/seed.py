@@ -17,7 +17,7 @@ from scrapy.exceptions import UsageError
 
 from ..distributed import connection
 from ..distributed.seeds import start_urls_key
-from ..spiders.base import read_seed_lines
+from ..spiders.arguments import read_seed_lines
 from ..urls import InvalidURL, canonicalize
 
 

@@ -10,7 +10,7 @@ from scrapy.exceptions import UsageError
 
 from . import add_store_option, store_path
 from ..store import parse_store_uri
-from ..store.archive import digest_index_path
+from ..store.warc_pipeline import digest_index_path
 from ..store.wacz import WaczError, default_wacz_path, write_wacz
 
 
@@ -28,6 +28,10 @@ class Command(ScrapyCommand):
         parser.add_argument("--title", help="the package's title (default: from the store's name)")
 
     def run(self, args: list[str], opts) -> None:
+        from ..extras import hint, installed
+
+        if not installed("wacz"):
+            raise UsageError(f"scrapy wacz {hint('wacz')}")
         path = store_path(opts.store, self.settings)
         # The settings' digest index is that of STORE_URI's crawl; another crawl keeps its own.
         own = os.path.abspath(path) == os.path.abspath(parse_store_uri(self.settings.get("STORE_URI"))[1])

@@ -12,7 +12,7 @@
   storage interface (:mod:`crawlproj.content.index_storage`).
 
 Texts are main texts (:mod:`crawlproj.content.main_text`); the Scrapy adapter
-is :mod:`crawlproj.content.pipeline`.
+is :mod:`crawlproj.content.near_duplicates_pipeline`.
 """
 
 from __future__ import annotations

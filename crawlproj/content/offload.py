@@ -15,7 +15,7 @@ GIL back every ``PAGE_THREAD_SWITCH_INTERVAL``.
 
 :class:`~crawlproj.downloadermiddlewares.page_parse.PageParseMiddleware` parses an HTML response (and reads its links and
 title) in the page thread before the render decision and the spider read it;
-:class:`~crawlproj.content.pipeline.NearDuplicatePipeline` extracts the page's
+:class:`~crawlproj.content.near_duplicates_pipeline.NearDuplicatePipeline` extracts the page's
 main text there too. Work that runs past ``PAGE_STAGE_TIMEOUT`` is given up on: the
 page is stored with what could be extracted and ``budget/timeout/<stage>`` counted.
 """
@@ -37,14 +37,11 @@ from weakref import WeakKeyDictionary
 from scrapy import signals
 from scrapy.crawler import Crawler
 
+from ..errors import DocumentFailed, StageTimeout
 from ..store.writer import asyncio_reactor
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-class StageTimeout(Exception):
-    """Per-page work that ran past ``PAGE_STAGE_TIMEOUT``."""
 
 
 def _die_with_parent() -> None:
@@ -81,10 +78,6 @@ def _start_document_helper(prepare: Callable[[], Any] | None) -> None:
     _die_with_parent()
     if prepare is not None:  # loaded before the cap: the parser's libraries and models are not the document's
         prepare()
-
-
-class DocumentFailed(Exception):
-    """A document's reading ran out of its memory cap, or killed its helper process."""
 
 
 class PageWorkers:

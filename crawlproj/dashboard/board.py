@@ -132,21 +132,13 @@ class HostBoard:
 
 
 def errors_by_kind(stats: dict) -> dict[str, int]:
-    """Errors from Scrapy's and the frontier's counters: exceptions by type, 4xx/5xx by status,
-    host failures by kind (dns, timeout, connection, http_5xx)."""
-    out: dict[str, int] = {}
-    for name, value in stats.items():
-        if not isinstance(value, (int, float)):
-            continue
-        if name.startswith("downloader/exception_type_count/"):
-            kind = name.rsplit("/", 1)[1].rsplit(".", 1)[-1]
-            # IgnoreRequest is the crawler's own refusal (robots.txt, scope, address safety), not an error
-            out["refused by the crawler" if kind == "IgnoreRequest" else "exception: " + kind] = int(value)
-        elif name.startswith("downloader/response_status_count/") and name.rsplit("/", 1)[1][:1] in "45":
-            out["http " + name.rsplit("/", 1)[1]] = int(value)
-        elif name.startswith("frontier/fetch_failures/"):
-            out["host failure: " + name.rsplit("/", 1)[1]] = int(value)
-    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+    """The crawl's errors as the console counts them (:func:`crawlproj.extensions.console.fetch_errors`): pages
+    whose fetch failed for good, by kind, and robots.txt fetches that failed (their host is not
+    crawled). A 4xx or 5xx answer is a page, stored (the statuses are counted apart), and the
+    crawler's own refusals are not errors: the dashboard and the console say the same."""
+    from ..extensions.console import fetch_errors
+
+    return fetch_errors(stats)
 
 
 def _rate(part: float, whole: float) -> float | None:
@@ -163,7 +155,8 @@ def snapshot(stats: dict, series: RateSeries, board: HostBoard, hosts: list[str]
     revisits = g("revisit/requests", 0)
     return {
         **extra,
-        "pages": g("response_received_count", 0),
+        "pages": g("store/pages", 0),  # stored, as the console counts them
+        "responses": g("response_received_count", 0),
         "items": g("item_scraped_count", 0),
         "pages_per_s": round(series.recent(), 3),
         "series": series.points(),
@@ -178,6 +171,9 @@ def snapshot(stats: dict, series: RateSeries, board: HostBoard, hosts: list[str]
         "near_duplicates": {"checked": checked, "duplicates": duplicates, "rate": _rate(duplicates, checked)},
         "revisit": {"requests": revisits, "changed": g("revisit/changed", 0),
                     "not_modified": g("revisit/not_modified", 0), "tracked": g("revisit/tracked", 0),
+                    # as the console counts them: a revisit's capture is not a new page
+                    "new_pages": max(0, g("store/pages", 0) - g("revisit/visits", 0)),
+                    "visits": g("revisit/visits", 0), "next_due_in": g("revisit/next_due_in"),
                     "change_rate": _rate(g("revisit/changed", 0), revisits)},
         "ordering": {"tracked": g("ordering/tracked", 0), "promotions": g("ordering/promotions", 0),
                      "harvest_rate": g("topical/harvest_rate"), "opt_out_dropped": g("frontier/opt_out_dropped", 0)},

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 from typing import Any
 
-import redis
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
@@ -15,9 +15,11 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet import task
 
 from .. import signals as crawl_signals
-from ..distributed import connection
+from ..changes.atom import atom_feed
+from ..distributed.workers import worker_id
+from ..store import settings_store
+from ..store.changes import read_changes
 from ..urls import InvalidURL, canonicalize
-from . import cluster
 from .board import HostBoard, RateSeries, snapshot
 from .server import DashboardResource, listen, tokens_from_settings
 
@@ -50,14 +52,20 @@ class Dashboard:
         self.interval = s.getfloat("DASHBOARD_INTERVAL")
         self.max_hosts = s.getint("DASHBOARD_MAX_HOSTS")
         self.url_file = s.get("DASHBOARD_URL_FILE")
-        self.worker = connection.worker_id(s)
+        self.worker = worker_id(s)
         self.redis = None
-        if s.getbool("DASHBOARD_REDIS"):
+        if s.getbool("DASHBOARD_REDIS"):  # (Redis: the distributed extra, imported only then)
+            from ..distributed import connection
+            from . import cluster
+
             self.redis = connection.from_settings(s)
             self.redis_key = cluster.key_prefix(s.get("REDIS_PREFIX"))
         self.board = HostBoard(s.getint("DASHBOARD_HOSTS_KEPT"))
         self.series = RateSeries.ten_minutes(self.interval)
-        self.resource = DashboardResource(*self.tokens, control=self.control, seed=self.seed)
+        self.store_path = settings_store(s)
+        self._changes_db: sqlite3.Connection | None = None
+        self.resource = DashboardResource(*self.tokens, control=self.control, seed=self.seed,
+                                          changes_feed=self.changes_feed)
         self.started = time.monotonic()
         self.finished = False
         self._port: Any = None
@@ -107,7 +115,7 @@ class Dashboard:
     def tick(self) -> None:
         now = time.monotonic()
         stats = self.stats.get_stats()
-        self.series.tick(now, stats.get("response_received_count", 0))
+        self.series.tick(now, stats.get("store/pages", 0))  # pages stored a second, as the console's rate
         hosts = self.board.busiest(self.max_hosts)
         described: dict[str, dict] = {}
         for _, answer in self.crawler.signals.send_catch_log(crawl_signals.describe_hosts, hosts=hosts):
@@ -118,17 +126,42 @@ class Dashboard:
                         spider=getattr(self.crawler.spider, "name", None), worker=self.worker, time=time.time(),
                         uptime=round(now - self.started, 1), paused=bool(engine and engine.paused),
                         finished=self.finished)
+        view["changes"] = {"recorded": stats.get("changes/recorded", 0),
+                           "meaningful": stats.get("changes/meaningful", 0), "noise": stats.get("changes/noise", 0),
+                           "recent": [{"url": c.url, "at": c.at, "reason": c.reason, "similarity": c.similarity,
+                                       "lines_added": c.lines_added, "lines_removed": c.lines_removed}
+                                      for c in self.recent_changes(10, noise=False)]}
         if self.redis is not None:
             view["workers"] = self._cluster(view)
         self.resource.publish(view)
 
     def _cluster(self, view: dict) -> list[dict] | None:
         """Publish this worker's snapshot to Redis and read every live worker's."""
+        import redis
+
+        from . import cluster
+
         try:
             cluster.publish(self.redis, self.redis_key, view, ttl=max(10, int(5 * self.interval)))
         except redis.RedisError as exc:
             logger.warning("dashboard: cannot publish to Redis: %s", exc)
         return cluster.read_workers(self.redis, self.redis_key, view["time"])
+
+    # -- changes (the store's change records) ------------------------------------
+    def recent_changes(self, limit: int, noise: bool) -> list:
+        """The store's latest changes, newest first (none while the store has no file yet)."""
+        try:
+            if self._changes_db is None:
+                self._changes_db = sqlite3.connect(f"file:{self.store_path}?mode=ro", uri=True,
+                                                   check_same_thread=False, timeout=1)
+            return read_changes(self._changes_db, meaningful=not noise, limit=limit, newest_first=True)
+        except sqlite3.Error:
+            self._changes_db = None
+            return []
+
+    def changes_feed(self, uri: str, noise: bool) -> bytes:
+        base = f"http://{self.host}:{self._port.getHost().port}" if self._port is not None else ""
+        return atom_feed(self.recent_changes(100, noise), base + uri, now=time.time())
 
     # -- the operator's controls -------------------------------------------------
     def seed(self, urls: list[str]) -> dict:

@@ -38,10 +38,10 @@ def families(view: dict) -> Iterator[Metric]:
     revisit = view.get("revisit") or {}
     renders = view.get("renders") or {}
     store = view.get("store") or {}
-    yield _counter("crawlproj_pages", "Responses received (pages fetched, any status).", view.get("pages"))
+    yield _counter("crawlproj_pages", "Pages stored (any status), as the console counts them.", view.get("pages"))
     yield _counter("crawlproj_items", "Items handed to the pipelines (pages stored, errors, skips).", view.get("items"))
     yield _counter("crawlproj_response_bytes", "Bytes of response bodies received.", view.get("bytes"))
-    yield _gauge("crawlproj_pages_per_second", "Pages fetched per second, recently.", view.get("pages_per_s"))
+    yield _gauge("crawlproj_pages_per_second", "Pages stored per second, recently.", view.get("pages_per_s"))
     yield _labelled(CounterMetricFamily("crawlproj_responses", "Responses by HTTP status class.",
                                         labels=["status_class"]), view.get("statuses"))
     yield _labelled(CounterMetricFamily("crawlproj_errors", "Errors by kind (exceptions, HTTP 4xx/5xx, host failures).",

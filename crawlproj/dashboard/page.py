@@ -99,6 +99,13 @@ function show(s) {
   $('uptime').textContent = Math.round(s.uptime) + ' s';
   $('pages').textContent = s.pages; $('pages-per-s').textContent = s.pages_per_s.toFixed(2);
   $('updated').textContent = new Date(s.time * 1000).toLocaleTimeString();
+  // As the console counts them: a revisit is not a new page.
+  $('stored').textContent = s.revisit.new_pages; $('revisits').textContent = s.revisit.visits;
+  const ch = s.changes || {recent: [], meaningful: 0};
+  $('meaningful').textContent = ch.meaningful;
+  $('feed').href = 'changes.atom' + location.search;
+  fillTable('changes', ch.recent.map(c => [c.url, new Date(c.at * 1000).toLocaleTimeString(), c.reason,
+    Math.round(c.similarity * 100) + '%', c.lines_added, c.lines_removed]), [0, 0, 0, 1, 1, 1]);
   chart(s.series);
   fillTable('errors', Object.entries(s.errors), [0, 1]);
   const f = s.frontier;
@@ -115,6 +122,8 @@ function show(s) {
   fillTable('rates', [['near-duplicates checked', d.checked], ['near-duplicates found', d.duplicates],
     ['near-duplicate rate', d.rate], ['revisits', r.requests], ['revisits changed', r.changed],
     ['revisits 304', r.not_modified], ['revisit change rate', r.change_rate], ['URLs tracked', r.tracked],
+    ['new pages stored', r.new_pages], ['revisits stored', r.visits],
+    ['changes recorded', s.changes ? s.changes.recorded : 0], ['meaningful changes', s.changes ? s.changes.meaningful : 0],
     ['JavaScript renders', j.rendered], ['pages kept static', j.static], ['render timeouts', j.timeouts],
     ['evidence renders (kept)', j.samples + ' (' + j.sample_gains + ')'],
     ['hosts rendered directly', j.hosts_rendered_directly],
@@ -164,7 +173,8 @@ def render_page(role: str) -> str:
 <style>{_STYLE}</style></head><body data-role="{html.escape(role)}">
 <header><b>crawlproj</b><span>spider <span id="spider"></span></span><span>worker <span id="worker"></span></span>
 <span class="badge" id="state">connecting</span><span>up <span id="uptime"></span></span>
-<span><span id="pages">0</span> pages</span><span><span id="pages-per-s">0</span> pages/s</span>
+<span><span id="pages">0</span> pages fetched</span><span><span id="stored">0</span> new pages stored</span>
+<span><span id="revisits">0</span> revisits</span><span><span id="meaningful">0</span> meaningful changes</span><span><span id="pages-per-s">0</span> pages/s</span>
 <span>updated <span id="updated"></span> <span id="stale"></span></span>{controls}</header>
 <main>
 <section><h2>Pages per second</h2><canvas id="chart" width="520" height="180" style="width:100%"></canvas></section>
@@ -176,6 +186,8 @@ def render_page(role: str) -> str:
 <div id="unplaced"></div></section>
 <section class="wide" id="workers-panel" hidden><h2>Workers (over Redis)</h2>
 {_table("workers", "worker", "age s", "pages", "pages/s", "in flight", "active hosts", "hosts")}</section>
+<section class="wide"><h2>Recent meaningful changes (<a id="feed" href="changes.atom">Atom feed</a>)</h2>
+{_table("changes", "page", "when", "what", "alike", "lines +", "lines -")}</section>
 <section class="wide"><h2>Hosts (<span id="hosts-shown"></span>, most recently active first)</h2>{hosts}</section>
 </main>
 <script type="application/json" id="centres">{centres_json}</script>

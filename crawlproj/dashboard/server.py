@@ -5,6 +5,7 @@ Routes (each needs ``?token=`` or ``Authorization: Bearer``):
 * ``/`` the page; ``/events`` Server-Sent Events, one ``snapshot`` event per tick;
 * ``/snapshot.json`` the latest snapshot; ``/metrics`` the same in Prometheus's text format
   (:mod:`.metrics`);
+* ``/changes.atom`` an Atom feed of the crawl's meaningful changes, newest first (``?all=1``: noise too);
 * ``POST /control`` with ``action=pause|resume|stop``: the operator token only;
 * ``POST /seed`` with URLs in the body, one a line: added to the running crawl (operator only).
 
@@ -72,8 +73,10 @@ class DashboardResource(resource.Resource):
     isLeaf = True
 
     def __init__(self, operator_token: str, viewer_token: str, control: Callable[[str], str],
-                 seed: Callable[[list[str]], dict] | None = None) -> None:
+                 seed: Callable[[list[str]], dict] | None = None,
+                 changes_feed: Callable[[str, bool], bytes] | None = None) -> None:
         super().__init__()
+        self.changes_feed = changes_feed  # (the feed's own URL, noise too) -> Atom
         self.tokens = ((operator_token, OPERATOR), (viewer_token, VIEWER))
         self.control = control
         self.seed = seed
@@ -125,6 +128,10 @@ class DashboardResource(resource.Resource):
             body, content_type = metrics_text(self.latest, request.getHeader("accept"))
             request.setHeader("content-type", content_type)
             return body
+        if path == "/changes.atom" and self.changes_feed is not None:
+            request.setHeader("content-type", "application/atom+xml; charset=utf-8")
+            noise = (request.args.get(b"all") or [b""])[0] in (b"1", b"true", b"yes")
+            return self.changes_feed(request.uri.decode("utf-8", "replace"), noise)
         if path == "/events":
             request.setHeader("content-type", "text/event-stream")
             request.write(b"retry: 2000\n\n")

@@ -9,10 +9,7 @@ down at start does not stop it). Every key a script touches shares one hash slot
 
 from __future__ import annotations
 
-import os
-import socket
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -149,6 +146,14 @@ def run_scripts(client: Any, calls: Sequence[tuple[Script, list, list]]) -> list
         for script, keys, args in calls:
             script(keys=keys, args=args, client=pipe)
         return pipe.execute()
+    # Every primary loads the scripts before their first call: a call refused for a missing
+    # script runs again after the calls behind it, so a release sent ahead of a pop would come
+    # after it (the pop finding its host still leased).
+    loaded = client.__dict__.setdefault("_crawlproj_scripts", set())
+    for script, _, _ in calls:
+        if script.sha not in loaded:
+            client.script_load(script.script)
+            loaded.add(script.sha)
     answers: list = [None] * len(calls)
     todo, failover = list(range(len(calls))), _Failover()
     while todo:
@@ -167,7 +172,8 @@ def run_scripts(client: Any, calls: Sequence[tuple[Script, list, list]]) -> list
             continue
         again = []
         for i, answer in zip(todo, results):
-            if isinstance(answer, NoScriptError):
+            if isinstance(answer, NoScriptError):  # a promoted replica, a restarted node
+                loaded.clear()
                 script, keys, args = calls[i]
                 try:
                     answers[i] = script(keys=keys, args=args)
@@ -185,11 +191,3 @@ def run_scripts(client: Any, calls: Sequence[tuple[Script, list, list]]) -> list
     return answers
 
 
-def new_worker_id() -> str:
-    """host-pid-random: unique per process, so a restarted worker is a new worker."""
-    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-
-
-def worker_id(settings) -> str:
-    """``WORKER_ID`` (the profile add-on fills it in once per process when it is empty)."""
-    return settings.get("WORKER_ID") or new_worker_id()

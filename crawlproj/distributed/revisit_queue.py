@@ -1,27 +1,58 @@
 """The long-term revisit queue in Redis, partitioned by host hash like the frontier.
 
 Same interface as :class:`~crawlproj.revisit.queue.RevisitQueue` (the SQLite one), so the
-revisit pipeline and the refresher work unchanged. Per partition ``part`` of the host
-(:func:`~.frontier.partition_of`, the frontier's partitions):
+revisit pipeline and the refresher work unchanged. A URL is known by its id (5 bytes of its
+hash, :func:`~.keyspace.page_id`); per partition ``part`` of its host
+(:func:`~.keyspace.partition_of`, the frontier's partitions):
 
-* ``P:rv:s:<part>``   hash url -> the packed state (the SQLite row as JSON)
-* ``P:rv:due:<part>`` sorted set url -> next due (crawl-clock seconds): the due-date index
+* ``P:rv:s:<part>:<n>``         small hashes, id -> the packed state with its URL
+                                (:mod:`crawlproj.revisit.packing`, about 110 bytes)
+* ``{P:rv:<part>}:due:<slot>``  the ids due in one slot of time (sized from the capacity, so
+                                that a slot holds about 64), a set of integers (Redis's intset:
+                                8 bytes an id, up to 512 a set)
+* ``{P:rv:<part>}:slots``       the partition's slots that hold ids (a sorted set by time)
+* ``P:rv:n:<part>``             the partition's URLs
 
-and per host ``P:rv:h:<host>`` (its URLs, for the load index and overload relief). A
-worker's refresher reads only the partitions its frontier holds (``owned``), so each URL
-is revisited by one worker, whichever stored it last. Writes are buffered and sent in
-one MULTI on commit (one pipeline on a cluster: rewriting a URL's state twice is harmless).
+and per host ``P:rv:h:<host>`` (its ids, for the load index and overload relief; an intset
+too, up to 512 URLs a host). About 140 bytes a URL, where JSON rows in one hash, a due-date
+sorted set and host sets of URLs took 830. A slot's set and the partition's slot index
+share a hash tag, so the one-key-slot scripts that keep them in step run on a cluster.
+A worker's refresher reads only the partitions its frontier holds (``owned``), so each URL
+is revisited by one worker, whichever stored it last. Writes are buffered and sent on commit.
 """
 
 from __future__ import annotations
 
-import json
+import math
+import random
 
-from ..revisit.queue import COLUMNS, BufferedWrites, row_state, state_row
+from ..revisit.packing import pack, unpack
+from ..revisit.queue import BufferedWrites
 from ..revisit.state import UrlState
 from ..urls import host_of
-from .connection import execute_pipeline, is_cluster
-from .keyspace import partition_of
+from .connection import execute_pipeline, run_scripts
+from .keyspace import bucket_count, page_id, partition_of, stored_capacity
+
+#: The due times a crawl's states spread over (a month), and the ids a slot's set holds when
+#: the crawl is at its SHARED_STATE_CAPACITY: a slot is that month's share, at least a minute.
+DUE_SPAN, SLOT_IDS, MIN_SLOT = 2_592_000, 64, 60
+
+# A slot's set takes an id, and the slot joins the partition's index.
+_ENTER = """
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[2])
+return 1
+"""
+# A slot's set gives up an id; an emptied slot leaves the index.
+_LEAVE = """
+redis.call('SREM', KEYS[1], ARGV[1])
+if redis.call('SCARD', KEYS[1]) == 0 then redis.call('ZREM', KEYS[2], ARGV[2]) end
+return 1
+"""
+
+
+def _int_id(url: str) -> int:
+    return int.from_bytes(page_id(url), "big")
 
 
 class RedisRevisitQueue(BufferedWrites):
@@ -31,44 +62,90 @@ class RedisRevisitQueue(BufferedWrites):
     def from_settings(cls, settings) -> RedisRevisitQueue:  # noqa: ANN001 - Scrapy Settings
         from . import connection
 
-        return cls(connection.from_settings(settings), settings.get("REDIS_PREFIX"), settings.getint("FRONTIER_PARTITIONS"))
+        return cls(connection.from_settings(settings), settings.get("REDIS_PREFIX"),
+                   settings.getint("FRONTIER_PARTITIONS"), settings.getint("SHARED_STATE_CAPACITY"))
 
-    def __init__(self, client, prefix: str, partitions: int) -> None:
+    def __init__(self, client, prefix: str, partitions: int, capacity: int = 10_000_000) -> None:
         self.r, self.p, self.partitions = client, f"{prefix}:rv", partitions
         self.path = f"{self.p}:* in Redis"  # where it lives, for the log
         self.owned: list[int] | None = None  # the refresher's partitions; None: all
+        self.capacity = stored_capacity(client, f"{self.p}:capacity", capacity)
+        self.buckets = max(1, bucket_count(self.capacity) // partitions)  # per partition
+        self.slot_seconds = max(MIN_SLOT, DUE_SPAN * SLOT_IDS * partitions // self.capacity)
+        self.enter, self.leave = client.register_script(_ENTER), client.register_script(_LEAVE)
         super().__init__()
 
+    # -- where things are ---------------------------------------------------
     def _part(self, host: str) -> int:
         return partition_of(host, self.partitions)
 
     def _parts(self) -> list[int]:
         return list(range(self.partitions)) if self.owned is None else self.owned
 
+    def _state_key(self, part: int, uid: int) -> str:
+        return f"{self.p}:s:{part}:{uid % self.buckets}"
+
+    def _tag(self, part: int) -> str:
+        return f"{{{self.p}:{part}}}"
+
+    def _slot_keys(self, part: int, slot: int) -> list[str]:
+        return [f"{self._tag(part)}:due:{slot}", f"{self._tag(part)}:slots"]
+
+    def _slot(self, due: float) -> int:
+        return math.floor(due / self.slot_seconds) if math.isfinite(due) else (1 << 40 if due > 0 else -(1 << 40))
+
+    def _where(self, url: str, host: str) -> tuple[int, int, str]:
+        part, uid = self._part(host), _int_id(url)
+        return part, uid, self._state_key(part, uid)
+
     # -- writing ----------------------------------------------------------
     def commit(self) -> None:
         if not self.pending:
             return
         puts, deletes = self._take()
-
-        def fill(pipe) -> None:  # noqa: ANN001
-            for url, state in puts.items():
-                part = self._part(state.host)
-                pipe.hset(f"{self.p}:s:{part}", url, json.dumps(state_row(state, 0)[:-1]))
-                pipe.zadd(f"{self.p}:due:{part}", {url: state.next_due})
-                pipe.sadd(f"{self.p}:h:{state.host}", url)
-            for url, host in deletes.items():
-                part = self._part(host)
-                pipe.hdel(f"{self.p}:s:{part}", url)
-                pipe.zrem(f"{self.p}:due:{part}", url)
-                pipe.srem(f"{self.p}:h:{host}", url)
-            pipe.incr(f"{self.p}:seq")
-
         try:
-            execute_pipeline(self.r, fill, transaction=not is_cluster(self.r))  # a cluster's keys span slots
+            self._write(puts, deletes)
         except BaseException:
             self._restore(puts, deletes)
             raise
+
+    def _write(self, puts: dict[str, UrlState], deletes: dict[str, str]) -> None:
+        urls = [(url, state.host) for url, state in puts.items()] + [(url, host or host_of(url))
+                                                                     for url, host in deletes.items()]
+        where = [self._where(url, host) for url, host in urls]
+        # What each URL was (its old due slot, whether it is new): one round trip.
+        old = execute_pipeline(self.r, lambda pipe: [pipe.hget(key, uid.to_bytes(5, "big"))
+                                                     for _, uid, key in where])
+        calls, counts = [], {}
+        for (url, host), (part, uid, key), raw in zip(urls, where, old):
+            before = unpack(raw) if raw else None
+            after = puts.get(url)
+            old_slot = self._slot(before.next_due) if before else None
+            new_slot = self._slot(after.next_due) if after else None
+            if old_slot is not None and old_slot != new_slot:
+                calls.append((self.leave, self._slot_keys(part, old_slot), [uid, old_slot]))
+            if new_slot is not None and new_slot != old_slot:
+                calls.append((self.enter, self._slot_keys(part, new_slot), [uid, new_slot]))
+            counts[part] = counts.get(part, 0) + (after is not None) - (before is not None)
+
+        def fill(pipe) -> None:  # noqa: ANN001
+            for (url, host), (part, uid, key), raw in zip(urls, where, old):
+                field = uid.to_bytes(5, "big")
+                if url in puts:
+                    pipe.hset(key, field, pack(puts[url]))
+                    if not raw:
+                        pipe.sadd(f"{self.p}:h:{host}", uid)
+                elif raw:
+                    pipe.hdel(key, field)
+                    pipe.srem(f"{self.p}:h:{host}", uid)
+            for part, n in counts.items():
+                if n:
+                    pipe.incrby(f"{self.p}:n:{part}", n)
+            pipe.incr(f"{self.p}:seq")
+
+        # The states first: a refresher meeting an id in a slot before its state skips it.
+        execute_pipeline(self.r, fill)
+        run_scripts(self.r, calls)
 
     def close(self) -> None:
         self.commit()
@@ -79,15 +156,25 @@ class RedisRevisitQueue(BufferedWrites):
             return self._puts[url]
         if url in self._deletes:
             return None
-        raw = self.r.hget(f"{self.p}:s:{self._part(host_of(url))}", url)
-        return row_state(tuple(json.loads(raw))) if raw else None
+        part, uid, key = self._where(url, host_of(url))
+        raw = self.r.hget(key, uid.to_bytes(5, "big"))
+        return unpack(raw) if raw else None
 
     def due(self, after: float, until: float, limit: int) -> list[tuple[float, str]]:
         """(next_due, url) due in ``[after, until]`` in the owned partitions, earliest first."""
         rows: list[tuple[float, str]] = []
+        low, high = self._slot(after), self._slot(until)
         for part in self._parts():
-            found = self.r.zrangebyscore(f"{self.p}:due:{part}", after, until, start=0, num=limit, withscores=True)
-            rows.extend((score, url.decode()) for url, score in found)
+            mine = 0
+            for slot in (int(s) for s in self.r.zrangebyscore(self._slot_keys(part, 0)[1], low, high)):
+                if mine >= limit:
+                    break  # this partition's earlier slots gave enough
+                ids = [int(i) for i in self.r.smembers(self._slot_keys(part, slot)[0])]
+                raws = execute_pipeline(self.r, lambda pipe, ids=ids, part=part: [
+                    pipe.hget(self._state_key(part, uid), uid.to_bytes(5, "big")) for uid in ids])
+                found = [(s.next_due, s.url) for s in map(unpack, filter(None, raws)) if after <= s.next_due <= until]
+                rows.extend(found)
+                mine += len(found)
         return sorted(rows)[:limit]
 
     def changed_since(self, seq: int, until: float) -> list[tuple[float, str]]:
@@ -103,37 +190,39 @@ class RedisRevisitQueue(BufferedWrites):
         return iter(())  # the pipeline rebuilds loads as it visits (a scan of every host is too costly)
 
     def host_states(self, host: str) -> list[UrlState]:
-        urls = [u.decode() for u in self.r.smembers(f"{self.p}:h:{host}")]
-        states = {}
-        if urls:
-            raws = self.r.hmget(f"{self.p}:s:{self._part(host)}", urls)
-            states = {u: row_state(tuple(json.loads(raw))) for u, raw in zip(urls, raws) if raw}
+        part = self._part(host)
+        ids = [int(i) for i in self.r.smembers(f"{self.p}:h:{host}")]
+        raws = execute_pipeline(self.r, lambda pipe: [pipe.hget(self._state_key(part, uid), uid.to_bytes(5, "big"))
+                                                      for uid in ids]) if ids else []
+        states = {s.url: s for s in map(unpack, filter(None, raws))}
         for url in self._deletes:
             states.pop(url, None)
         states.update((u, s) for u, s in self._puts.items() if s.host == host)
         return list(states.values())
 
+    def _sample(self, n: int) -> list[bytes]:
+        """Up to about ``n`` packed states drawn at random over the partitions' buckets."""
+        draws = [(part, random.randrange(self.buckets)) for part in range(self.partitions)
+                 for _ in range(max(1, n // (self.partitions * 8)))]
+        found = execute_pipeline(self.r, lambda pipe: [pipe.hrandfield(f"{self.p}:s:{part}:{b}", 8, withvalues=True)
+                                                       for part, b in draws])
+        raws = [raw for pairs in found for raw in pairs[1::2]]
+        random.shuffle(raws)
+        return raws[:n]
+
     def state_sample(self, n: int) -> list[UrlState]:
         """Up to ``n`` states drawn at random over the partitions."""
-        per = max(1, n // self.partitions)
-        return [row_state(tuple(json.loads(raw))) for part in range(self.partitions)
-                for raw in self.r.hrandfield(f"{self.p}:s:{part}", per, withvalues=True)[1::2]]
+        return [unpack(raw) for raw in self._sample(n)]
 
     def rate_sample(self, n: int) -> tuple[list[float], int]:
         total = self.count()
         if not total:
             return [], 0
-        rates, drawn = [], 0
-        per = max(1, n // self.partitions)
-        for part in range(self.partitions):
-            for raw in self.r.hrandfield(f"{self.p}:s:{part}", per, withvalues=True)[1::2]:
-                drawn += 1
-                rate = json.loads(raw)[COLUMNS.index("rate")]
-                if rate is not None:
-                    rates.append(rate)
+        states = self.state_sample(n)
+        rates = [s.rate for s in states if s.rate is not None]
         # (sampled rates, estimated rows with a rate): the pipeline scales its budget by the ratio
-        return rates, round(total * len(rates) / max(1, drawn))
+        return rates, round(total * len(rates) / max(1, len(states)))
 
     def count(self) -> int:
-        return sum(execute_pipeline(self.r, lambda pipe: [pipe.hlen(f"{self.p}:s:{part}")
-                                                          for part in range(self.partitions)]))
+        return sum(int(n or 0) for n in execute_pipeline(self.r, lambda pipe: [
+            pipe.get(f"{self.p}:n:{part}") for part in range(self.partitions)]))

@@ -13,6 +13,7 @@ from twisted.internet import task
 from ..frontier.domains import DomainBudget
 from ..frontier.scheduler import FrontierScheduler
 from . import connection
+from .workers import worker_id
 from .dupefilter import RedisBloomDupeFilter
 from .frontier import RedisFrontier
 from .ordering import SHARED, SharedTable
@@ -51,7 +52,7 @@ class DistributedScheduler(FrontierScheduler):
 
     def _build_frontier(self, s: Any, levels: int) -> RedisFrontier:
         """The shared frontier in Redis: no local queues or spill files."""
-        self.worker = connection.worker_id(s)
+        self.worker = worker_id(s)
         client = connection.from_settings(s)
         if connection.is_cluster(client) and self.keys.mode == "ip":
             from ..errors import SettingsError

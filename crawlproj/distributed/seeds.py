@@ -10,8 +10,6 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from twisted.internet import task
 
-from . import connection
-
 logger = logging.getLogger(__name__)
 
 BATCH = 200
@@ -53,6 +51,8 @@ class RedisSeeds:
         return cls(crawler)
 
     def opened(self, spider: Spider) -> None:
+        from . import connection  # here: Redis is the distributed extra's, and this is listed in every crawl
+
         self.spider = spider
         self.client = connection.from_settings(self.crawler.settings)
         self._loop = task.LoopingCall(self.read)

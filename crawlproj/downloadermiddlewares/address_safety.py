@@ -16,8 +16,9 @@ from scrapy import Request
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 
-from ..console import note_refusal
-from ..politeness.address_safety import AddressRefused, parse_allowlist, unsafe_kind
+from ..extensions.console import note_refusal
+from ..errors import AddressRefused
+from ..politeness.address_safety import parse_allowlist, unsafe_kind
 
 
 class AddressSafetyMiddleware:

@@ -35,7 +35,17 @@ def check_loop(redirected: Request, request: Request) -> None:
         raise IgnoreRequest(f"{LOOP}: {redirected.url} again after {len(chain)} URL(s)")
 
 
-class LoopAwareRedirectMiddleware(RedirectMiddleware):
+class _RefererAsConfigured:
+    """Scrapy warns, at every start, that redirects lose their Referer when its Referer middleware
+    is off; with ``REFERER_ENABLED`` off (the distributed profile and WORKERS send none) that is
+    what the crawl asked for, and every worker said so for nothing."""
+
+    def _engine_started(self) -> None:
+        if self.crawler.settings.getbool("REFERER_ENABLED"):
+            super()._engine_started()
+
+
+class LoopAwareRedirectMiddleware(_RefererAsConfigured, RedirectMiddleware):
     """Scrapy's 3xx redirects, ending a loop as ``redirect_loop``."""
 
     def _redirect(self, redirected: Request, request: Request, reason: Any) -> Request:
@@ -43,7 +53,7 @@ class LoopAwareRedirectMiddleware(RedirectMiddleware):
         return super()._redirect(redirected, request, reason)
 
 
-class LoopAwareMetaRefreshMiddleware(MetaRefreshMiddleware):
+class LoopAwareMetaRefreshMiddleware(_RefererAsConfigured, MetaRefreshMiddleware):
     """Scrapy's ``<meta http-equiv=refresh>`` redirects, ending a loop as ``redirect_loop``."""
 
     def _redirect(self, redirected: Request, request: Request, reason: Any) -> Request:

@@ -196,7 +196,15 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         # Unreachable robots.txt: disallow the host rather than crawl blind
         # (Scrapy answers None, which allows everything, to the waiting requests too).
         if not isinstance(exc, IgnoreRequest):
+            from ..fetch_errors import error_kind
+
             self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+            # Why the host was not crawled, when that is why the crawl stored nothing (the console),
+            # and a failed attempt on the host like any other (the store's host_errors, the dashboard).
+            kind = error_kind(exc)
+            self._stats.inc_value(f"robotstxt/unreachable/{kind}")
+            self.crawler.signals.send_catch_log(signals.host_error, host=urlsplit(f"//{netloc}").hostname or netloc,
+                                                kind=kind)
         waiting = self._parsers[netloc]
         self._expires[netloc] = self.clock() + self.error_ttl
         parser = build_from_crawler(self._parserimpl, self.crawler, DISALLOW_ALL)

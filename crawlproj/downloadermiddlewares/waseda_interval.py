@@ -10,7 +10,7 @@ to the frontier with :data:`crawlproj.signals.host_rest`. The frontier enforces 
 the frontier can rest a host without holding one of Scrapy's download slots.
 
 A fetch's duration is the server's share of it: the time the crawler's own thread was
-held meanwhile (busy, measured by :class:`~crawlproj.stalls.IdleTimingEventLoop`, or
+held meanwhile (busy, measured by :class:`~crawlproj.extensions.stalls.IdleTimingEventLoop`, or
 stalled, measured by the stall tick), beyond a few milliseconds, is left out, so a busy
 crawler is not read as a slow server.
 """
@@ -25,7 +25,7 @@ from scrapy.http import Response
 
 from ..politeness.hosts import host_politeness
 from ..signals import fetch_observed, host_rest
-from ..stalls import HeldMark, crawler_held, held_mark
+from ..extensions.stalls import HeldMark, crawler_held, held_mark
 
 
 class WasedaIntervalMiddleware:

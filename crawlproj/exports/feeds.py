@@ -27,11 +27,13 @@ from scrapy.exporters import (BaseItemExporter, CsvItemExporter, JsonItemExporte
                               MarshalItemExporter, PickleItemExporter, XmlItemExporter)
 from scrapy.extensions.feedexport import ItemFilter
 
-from ..items import PageItem
+from ..items import FetchError, PageItem, SitemapUrls, Skipped
 from ..store.content import ContentPolicy, kept
 from .records import DEFAULT_FIELDS, iso, record
 
 PAGE_FILTER = "crawlproj.exports.feeds.PageFilter"
+#: The crawl's own records that are not pages: never in a feed.
+INTERNAL = (FetchError, Skipped, SitemapUrls)
 
 
 class PageFeeds:
@@ -45,10 +47,13 @@ class PageFeeds:
 
 
 class PageFilter(ItemFilter):
-    """Stored pages only: not FetchError, Skipped or SitemapUrls items, nor a 304 revisit."""
+    """Stored pages only: not FetchError, Skipped or SitemapUrls items, nor a 304 revisit. Items
+    of another kind (a spider of the project's own yields its own) are the project's: kept."""
 
     def accepts(self, item: Any) -> bool:
-        return isinstance(item, PageItem) and not item.not_modified and super().accepts(item)
+        if isinstance(item, PageItem):
+            return not item.not_modified and super().accepts(item)
+        return not isinstance(item, INTERNAL) and super().accepts(item)
 
 
 def record_fields(fields_to_export: Any) -> tuple[str, ...]:

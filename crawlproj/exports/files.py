@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from scrapy.utils.misc import load_object
 
+from ..errors import ExportError
 from .reading import stored_pages
 from .records import DEFAULT_FIELDS, FEED_ONLY_FIELDS, unknown_fields
 
@@ -30,10 +31,6 @@ EXPORTERS = {
 FORMATS = (*EXPORTERS, "wet")
 #: The file a format goes to beside the store: data/crawl.db -> data/crawl.pages.jsonl.
 SUFFIXES = {**{fmt: f".pages.{fmt}" for fmt in EXPORTERS}, "wet": ".warc.wet.gz"}
-
-
-class ExportError(ValueError):
-    """What cannot be exported, said in one line."""
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,38 @@ from .wake import EngineWaker
 logger = logging.getLogger(__name__)
 
 
+def require_partners(settings: Any) -> None:
+    """Refuse, in one line, a frontier scheduler without what it stands on: crawlproj's settings
+    (the add-on or ``crawlproj.defaults`` gives them) and the downloader that tells it when each
+    fetch ends (without it the first host stays in flight for ever: a silent stall)."""
+    from ..errors import SettingsError
+    from .downloader import FrontierDownloader
+
+    scheduler = settings.get("SCHEDULER")
+    try:
+        # (By its ancestry: Scrapy's BaseScheduler's metaclass makes any scheduler a "subclass".)
+        frontier = FrontierScheduler in load_object(scheduler).__mro__
+    except (ImportError, NameError, ValueError, AttributeError, TypeError):
+        frontier = False
+    if not frontier:
+        # An ordering other than breadth-first re-ranks the frontier's queues: no other scheduler has them.
+        if (settings.get("PRIORITIZER") or "bfs") != "bfs":
+            raise SettingsError("PRIORITIZER", settings.get("PRIORITIZER"), "orders the frontier's queues: it needs "
+                                "SCHEDULER = 'crawlproj.frontier.scheduler.FrontierScheduler'")
+        return
+    if settings.get("FRONTIER_LEVELS") is None:
+        raise SettingsError("SCHEDULER", scheduler, "the frontier reads crawlproj's settings: enable the add-on, "
+                                                    "ADDONS = {'crawlproj.addon.Crawlproj': 0}")
+    downloader = settings.get("DOWNLOADER")
+    try:
+        ok = FrontierDownloader in load_object(downloader).__mro__
+    except (ImportError, NameError, ValueError, AttributeError, TypeError):
+        ok = False
+    if not ok:
+        raise SettingsError("DOWNLOADER", downloader, f"{scheduler} needs its partner "
+                                                      "DOWNLOADER = 'crawlproj.frontier.downloader.FrontierDownloader'")
+
+
 #: Set on a request's meta when the frontier hands it out: a request that comes back with it
 #: (dont_filter) was sent back unfetched.
 HANDED = "frontier_handed"
@@ -107,7 +139,7 @@ class FrontierScheduler(BaseScheduler):
         return TwoTierFrontier(levels=levels, active_target=active, max_active=s.getint("FRONTIER_MAX_ACTIVE_KEYS"),
                                bias=s.getfloat("FRONTIER_BIAS"), group_cap=self.keys.per_ip,
                                group_rate=self.keys.per_ip_rate, domain_cap=s.getint("DOMAIN_CONCURRENCY"),
-                               domain_of=registered_domain, **extra)
+                               domain_of=registered_domain, idle_keys=s.getint("HOST_STATE_MEMORY"), **extra)
 
     def _build_domains(self, s: Any) -> DomainBudget:
         """The budgets per registered domain, their overflows spilled with the frontier's queues."""
@@ -122,6 +154,7 @@ class FrontierScheduler(BaseScheduler):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
+        require_partners(crawler.settings)
         dupefilter = build_from_crawler(load_object(crawler.settings["DUPEFILTER_CLASS"]), crawler)
         return cls(crawler, dupefilter)
 

@@ -105,6 +105,7 @@ class TwoTierFrontier:
         group_rate: float = 0.0,
         domain_cap: int = 0,
         domain_of: Callable[[Hashable], Hashable] | None = None,
+        idle_keys: int = 0,
     ) -> None:
         if levels < 1:
             raise ValueError("levels must be >= 1")
@@ -127,6 +128,10 @@ class TwoTierFrontier:
         self._ready_level: dict[Hashable, tuple[int, float]] = {}
         self.in_flight: dict[Hashable, float] = {}
         self.next_allowed: dict[Hashable, float] = {}
+        # Past this many keys' times, those of idle keys whose time has passed are forgotten
+        # (they may go at once, as a key never seen): memory follows the hosts at work.
+        self.idle_keys = idle_keys
+        self._forget_at = idle_keys
         self.deferred: dict[Hashable, float] = {}  # key -> not before (retry back-off, parking)
         # Groups: a key's server (its IP, :meth:`set_group`) and its registered domain
         # (``domain_of(key)``). At most group_cap keys of one IP in flight at once, and at most
@@ -361,7 +366,17 @@ class TwoTierFrontier:
             heapq.heappop(self.heap)
         return not self._ready_level and (not self.heap or self.heap[0][0] > now)
 
+    def _forget_idle(self, now: float) -> None:
+        """Drop the times of keys with nothing queued, nothing in flight, no deferral, that may
+        go now anyway: the same answer as keeping them."""
+        busy = (self.back, self.in_flight, self.deferred)
+        for key in [k for k, t in self.next_allowed.items() if t <= now and not any(k in b for b in busy)]:
+            del self.next_allowed[key]
+        self._forget_at = max(self.idle_keys, len(self.next_allowed) + self.idle_keys // 2 + 1)
+
     def _refill(self, now: float) -> None:
+        if self.idle_keys and len(self.next_allowed) > self._forget_at:
+            self._forget_idle(now)
         while self._front_len and (
             len(self.back) < self.active_target or (self._nothing_due(now) and len(self.back) < self.max_active)
         ):

@@ -11,6 +11,8 @@ from typing import Any
 
 from scrapy.crawler import Crawler
 
+from ..engine_state import wake_engine
+
 
 class EngineWaker:
     """One reactor timer, set for the earliest due time asked of :meth:`at`; when it
@@ -38,10 +40,7 @@ class EngineWaker:
         self._timer = reactor.callLater(max(0.0, due - self.clock()), self.now)
 
     def now(self) -> None:
-        engine = self.crawler.engine
-        slot = getattr(engine, "_slot", None) if engine is not None else None
-        if slot is not None:
-            slot.nextcall.schedule()
+        wake_engine(self.crawler)
 
     def cancel(self) -> None:
         if self._timer is not None and self._timer.active():

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ipaddress
 
-from scrapy.exceptions import IgnoreRequest
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -38,10 +37,3 @@ def unsafe_kind(address: Address, allowlist: list[ipaddress.IPv4Network | ipaddr
 def parse_allowlist(values: list[str]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
     return [ipaddress.ip_network(v, strict=False) for v in values]
 
-
-class AddressRefused(IgnoreRequest):
-    """A request refused by address safety; ``kind`` is the reason class (loopback, private, ...)."""
-
-    def __init__(self, message: str, kind: str) -> None:
-        super().__init__(message)
-        self.kind = kind

@@ -21,6 +21,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from . import feedback
+from .host_spill import KeyStateSpill
 from .interval import HostWindow, Interval, IntervalPolicy
 
 #: Rules that hold a key back beyond its interval.
@@ -56,7 +57,7 @@ class HostPoliteness:
                  backoff_max: float = 3600.0, park_after: int = 0, park_for: float = 0.0,
                  suspend_after: tuple[float, int] = (0.0, 0), suspend_for: float = 0.0,
                  keepalive_pause: float = 0.0, retry_backoff: tuple[float, float] = (0.0, 0.0),
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, memory_keys: int = 0, spill_dir: str = "") -> None:
         self.policy = policy
         self.window_size, self.waseda_min_bytes = window_size, waseda_min_bytes
         self.backoff_statuses, self.backoff_default, self.backoff_max = backoff_statuses, backoff_default, backoff_max
@@ -72,6 +73,26 @@ class HostPoliteness:
         self._robots_rest: dict[str, float] = {}  # key -> when its robots.txt fetch's rest ends
         self._failures: dict[str, int] = {}  # key -> fetches failed in a row
         self._sessions: dict[str, list[float]] = {}  # key -> [start, pages, last fetch] of its continuous crawl
+        #: Idle keys' state spilled beyond the ``memory_keys`` used last (0: all kept in memory).
+        self.spill = KeyStateSpill(memory_keys, self._take, self._give, spill_dir) if memory_keys else None
+
+    def _tables(self) -> tuple[dict, ...]:
+        return (self.rules, self.intervals, self.crawl_delay, self._windows, self._robots_rest, self._failures,
+                self._sessions)
+
+    def _take(self, key: str) -> dict[int, object] | None:
+        """``key``'s state out of every table, by table (None: it has none)."""
+        state = {i: table.pop(key) for i, table in enumerate(self._tables()) if key in table}
+        return state or None
+
+    def _give(self, key: str, state: dict[int, object]) -> None:
+        tables = self._tables()
+        for i, value in state.items():
+            tables[i][key] = value
+
+    def _touch(self, key: str) -> None:
+        if self.spill is not None:
+            self.spill.touch(key)
 
     @classmethod
     def from_settings(cls, s: Any) -> HostPoliteness:
@@ -79,13 +100,15 @@ class HostPoliteness:
                    frozenset(int(x) for x in s.getlist("BACKOFF_STATUSES")), s.getfloat("BACKOFF_DEFAULT"),
                    s.getfloat("BACKOFF_MAX"), s.getint("HOST_PARK_AFTER"), s.getfloat("HOST_PARK_FOR"),
                    (s.getfloat("SUSPEND_AFTER_SECONDS"), s.getint("SUSPEND_AFTER_PAGES")), s.getfloat("SUSPEND_FOR"),
-                   s.getfloat("KEEPALIVE_CLOSE_PAUSE"), (s.getfloat("RETRY_BACKOFF_BASE"), s.getfloat("RETRY_BACKOFF_MAX")))
+                   s.getfloat("KEEPALIVE_CLOSE_PAUSE"), (s.getfloat("RETRY_BACKOFF_BASE"), s.getfloat("RETRY_BACKOFF_MAX")),
+                   memory_keys=s.getint("HOST_STATE_MEMORY"), spill_dir=s.get("FRONTIER_SPILL_DIR") or "")
 
     def fetched(self, key: str, observed: Any, duration: float, ended: float, now: float,
                 wall_now: float) -> FetchVerdict:
         """A fetch of ``key`` that reached the network ended at ``ended`` after ``duration``
         seconds of the server's time; ``observed`` is its raw outcome (a response or an
         exception). ``wall_now`` (epoch seconds) reads a ``Retry-After`` date."""
+        self._touch(key)
         sample = feedback.sample(observed, duration, self.waseda_min_bytes)
         window = self._windows.get(key)
         if sample is not None:
@@ -108,15 +131,18 @@ class HostPoliteness:
 
     def robots_fetched_for(self, key: str) -> bool:
         """Whether ``key``'s robots.txt was fetched for the visit that is ending (it rests after it)."""
+        self._touch(key)
         return key in self._robots_rest
 
     def unfetched(self, key: str, next_allowed: float) -> float:
         """When ``key`` may go again after a request that never reached the network (robots.txt
         said no, or its fetch took the visit): only that robots.txt fetch needs rest."""
+        self._touch(key)
         return max(next_allowed, self._robots_rest.pop(key, next_allowed))
 
     def robots_fetched(self, key: str, crawl_delay: float | None, duration: float | None, now: float) -> None:
         """``key``'s robots.txt was fetched now, taking ``duration``; it set ``crawl_delay``."""
+        self._touch(key)
         if crawl_delay is not None:
             self.crawl_delay[key] = crawl_delay
         self._robots_rest[key] = now + self.policy.interval(duration, crawl_delay).seconds
@@ -124,10 +150,12 @@ class HostPoliteness:
     def rest_after(self, key: str, duration: float) -> float:
         """Seconds ``key`` rests after a fetch of ``duration`` seconds (the minimum interval,
         its Crawl-delay, the duration rule)."""
+        self._touch(key)
         return self.policy.interval(duration, self.crawl_delay.get(key)).seconds
 
     def keepalive_closed(self, key: str, now: float) -> Hold | None:
         """The server closed keep-alive: rest the key (the Waseda crawler), when that is on."""
+        self._touch(key)
         return self._hold(key, now + self.keepalive_pause, "keepalive", "frontier/keepalive_pauses") \
             if self.keepalive_pause else None
 
@@ -140,6 +168,7 @@ class HostPoliteness:
 
     def describe(self, key: str) -> dict[str, Any]:
         """The interval in force and every rule's part, the rule that set the rest, the Crawl-delay."""
+        self._touch(key)
         row: dict[str, Any] = {"rule": self.rules.get(key), "crawl_delay": self.crawl_delay.get(key)}
         interval = self.intervals.get(key)
         if interval is not None:

@@ -86,8 +86,8 @@ class IntervalPolicy:
             settings.getfloat("INTERVAL_DURATION_FACTOR"),
             settings.getfloat("MAX_CRAWL_DELAY"),
             settings.getbool("WASEDA_INTERVAL_ENABLED"),
-            settings.getfloat("WASEDA_MAX_DELAY_1"),
-            settings.getfloat("WASEDA_MAX_DELAY_2"),
+            settings.getfloat("WASEDA_SLOW_DELAY"),
+            settings.getfloat("WASEDA_ERROR_DELAY"),
             settings.getfloat("WASEDA_TARGET_SPEED"),
         )
 

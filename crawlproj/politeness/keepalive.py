@@ -29,10 +29,7 @@ from scrapy.core.downloader.handlers.http11 import (
     _LenientHTTPClientParser,
 )
 from twisted.web._newclient import HEADER
-
-
-class HeadersTooLarge(Exception):
-    """A response whose headers ran past ``DOWNLOAD_MAX_HEADERS`` or ``DOWNLOAD_MAX_HEADER_BYTES``."""
+from ..errors import HeadersTooLarge
 
 
 class _BoundedHeadersParser(_LenientHTTPClientParser):

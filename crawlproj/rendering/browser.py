@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from ..memory import pss_bytes
+from ..extensions.memory import pss_bytes
 
 #: Tried in order when CHROMIUM_PATH is empty (Debian's package, then PATH).
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser")

@@ -25,10 +25,11 @@ from scrapy.http import Response
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 from scrapy_playwright.page import PageMethod
 
+from ..errors import RenderTimeout
 from .. import signals as crawl_signals
 from ..politeness.interval import IntervalPolicy
 from ..politeness.keepalive import expose_connection_header
-from ..stalls import crawler_held, held_mark
+from ..extensions.stalls import crawler_held, held_mark
 from .browser import INSTALL_HINT, browser_rss, descendants, find_chromium, lower_priority
 from .pacing import SubrequestPacer
 from .shadow import FLATTEN_SHADOW_ROOTS
@@ -78,10 +79,6 @@ class AssetCache:
 #: How often a render asks whether the app has settled: each question is a round trip to the
 #: browser, on the reactor's thread too.
 _IDLE_POLL_SECONDS = 0.05
-
-
-class RenderTimeout(Exception):
-    """A render took longer than ``RENDER_TIMEOUT``; its page was closed."""
 
 
 class _Render:

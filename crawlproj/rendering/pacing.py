@@ -7,7 +7,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from ..stalls import HeldMark, crawler_held, held_mark
+from ..extensions.stalls import HeldMark, crawler_held, held_mark
 
 T = TypeVar("T")
 

@@ -67,6 +67,11 @@ def host_pagerank(edges: list[tuple[str, str, int]], damping: float = 0.85, tol:
     return {h: float(rank[i]) for h, i in index.items()}
 
 
+def ranked(scores: list[tuple[str, float]], top: int) -> list[tuple[str, float]]:
+    """The ``top`` highest, ties by name."""
+    return sorted(scores, key=lambda kv: (-kv[1], kv[0]))[:top]
+
+
 def tld_of(host: str) -> str:
     labels = host.rsplit(".", 1)
     return labels[-1] if len(labels) > 1 and not host.replace(".", "").isdigit() else "(address)"
@@ -82,9 +87,9 @@ def page_capture(warc_file: str | None, warc_offset: int | None, charset: str | 
         return None
     from ..content.main_text import main_text
     from ..content.page import ParsedPage
-    from ..store.warc import Location, read_capture
+    from ..store.warc import WarcLocation, read_capture
 
-    kind, _, http, body = read_capture(Location(warc_file, warc_offset))
+    kind, _, http, body = read_capture(WarcLocation(warc_file, warc_offset))
     if kind != "response" or not body:
         return None
     language = None
@@ -152,12 +157,17 @@ def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int
         per_site[source_host]["internal" if source_host == target_host else "external"] += links
     statuses = Counter(str(status) for _, _, status, _ in pages)
     errors = Counter(dict(q("SELECT kind, COUNT(*) FROM fetch_errors GROUP BY kind")))
+    # Every failed attempt, retries and robots.txt fetches included: a crawl whose hosts never
+    # answered has no failed page (nothing was asked past robots.txt) but many failed attempts.
+    attempts = Counter(dict(q("SELECT kind, SUM(count) FROM host_errors GROUP BY kind")))
     clusters = q("SELECT canonical, COUNT(*) FROM duplicates GROUP BY canonical ORDER BY 2 DESC, 1")
     result = {
         "store": os.path.abspath(store_path),
         "pages": len(pages),
         "hosts": len(page_hosts),
-        "pagerank_top": sorted(rank.items(), key=lambda kv: (-kv[1], kv[0]))[:top],
+        # The hosts crawled, ranked apart from those only linked to (never fetched, or nothing stored).
+        "pagerank_top": ranked([(h, r) for h, r in rank.items() if h in page_hosts], top),
+        "pagerank_linked_top": ranked([(h, r) for h, r in rank.items() if h not in page_hosts], top),
         "pagerank": rank,
         "by_tld": dict(Counter(tld_of(h) for _, h, _, _ in pages).most_common()),
         **_language_figures(languages(q, tick)),
@@ -165,6 +175,7 @@ def analyse(store_path: str, dynamic_patterns: list[str] | None = None, top: int
         "servers_by_location": dict(Counter(where[h] for h in page_hosts if h in hosts)),
         "by_status": dict(statuses.most_common()),
         "errors_by_kind": dict(errors.most_common()),
+        "failed_attempts_by_kind": dict(attempts.most_common()),
         "links_per_site": {site: dict(c) for site, c in sorted(per_site.items())},
         "static_dynamic": dict(Counter("dynamic" if is_dynamic(u, patterns) else "static" for u, *_ in pages)),
         "duplicate_clusters": [{"canonical": c, "copies": n} for c, n in clusters],

@@ -76,9 +76,15 @@ class _Figures:
 def _figures(result: dict) -> _Figures:
     figures = _Figures()
     top = dict(result["pagerank_top"])
-    figures.counts("Most important hosts", top, "PageRank (share of the whole crawl's)", "host",
-                   f"The {len(top)} hosts with the highest PageRank over the links between hosts (damping 0.85).",
-                   "One host: {key}.")
+    figures.counts("Most important hosts crawled", top, "PageRank (share of the whole crawl's)", "host",
+                   f"The {len(top)} crawled hosts (with stored pages) with the highest PageRank over the links "
+                   "between hosts (damping 0.85).", "One host: {key}.")
+    linked = dict(result.get("pagerank_linked_top", []))
+    if linked:
+        figures.counts("Most important hosts linked to, not crawled", linked, "PageRank (share of the whole crawl's)",
+                       "host", f"The {len(linked)} hosts with the highest PageRank among those the crawl's pages "
+                       "link to but that it stored no page of (out of scope, refused, or not reached).",
+                       "One host: {key}.")
     figures.counts("Pages by top-level domain", result["by_tld"], "pages", "top-level domain",
                    "Stored pages by the top-level domain of their host.", "All {value} pages are under .{key}.")
     how = ", ".join(f"{_number(n)} {way}" for way, n in result.get("language_by", {}).items())
@@ -141,7 +147,8 @@ def write_report(result: dict, out: str | Path) -> dict[str, str]:
         "language_by": (list(result.get("language_by", {}).items()), ("decided by", "pages")),
         "by_location": (list(result["by_location"].items()), ("location", "pages")),
         "by_status": (list(result["by_status"].items()), ("status", "pages")),
-        "errors_by_kind": (list(result["errors_by_kind"].items()), ("kind", "errors")),
+        "errors_by_kind": (list(result["errors_by_kind"].items()), ("kind", "pages")),
+        "failed_attempts_by_kind": (list(result["failed_attempts_by_kind"].items()), ("kind", "attempts")),
         "links_per_site": ([(s, c.get("internal", 0), c.get("external", 0))
                             for s, c in result["links_per_site"].items()], ("site", "internal", "external")),
         "static_dynamic": (list(result["static_dynamic"].items()), ("kind", "pages")),
@@ -167,8 +174,11 @@ def write_report(result: dict, out: str | Path) -> dict[str, str]:
     summary = {k: v for k, v in result.items() if k != "pagerank"}
     (out / "report.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1))
     files["json"] = str(out / "report.json")
-    sections = [f"<h1>Crawl report</h1><p>{html.escape(result['store'])}: {_number(result['pages'])} pages on "
-                f"{_number(result['hosts'])} hosts, {_number(result['duplicates'])} of them duplicates.</p>"]
+    sections = [f"<h1>Crawl report</h1><p>{html.escape(result['store'])}: {_number(result['pages'])} pages "
+                f"stored from {_number(result['hosts'])} hosts; {_number(result['duplicates'])} of the pages "
+                f"are duplicates of others; {_number(sum(result['errors_by_kind'].values()))} pages failed, "
+                f"{_number(sum(result['failed_attempts_by_kind'].values()))} attempts in all (retries and "
+                "robots.txt included).</p>"]
     sections += _figures(result).html
     places = {k: v for k, v in result["servers_by_location"].items() if v}
     sections.append("<h2>Servers by location</h2>" + (
@@ -189,11 +199,14 @@ def write_report(result: dict, out: str | Path) -> dict[str, str]:
                                   "(internal) and to other sites (external).</p>",
                 "static_dynamic": "<h2>Static and dynamic pages</h2><p>Pages whose URL looks generated (a query, "
                                   "a script's extension) against the others.</p>",
-                "errors_by_kind": "<h2>Errors</h2><p>Fetches that failed, by kind.</p>",
+                "errors_by_kind": "<h2>Errors</h2><p>Pages whose fetch failed for good, by kind.</p>",
+                "failed_attempts_by_kind": "<h2>Failed attempts</h2><p>Every fetch that failed, by kind: "
+                                           "retries and robots.txt fetches included (a host whose robots.txt "
+                                           "cannot be fetched is not crawled).</p>",
                 "duplicate_clusters": "<h2>Duplicate clusters</h2><p>Pages with copies, and how many copies.</p>",
                 "mirror_pairs": "<h2>Mirrors</h2><p>Pairs of hosts that share pages, and the share they share.</p>"}
     for name in ("render_hosts", "by_content_type", "documents", "sitemap_hosts", "ai_use", "links_per_site", "static_dynamic", "errors_by_kind",
-                 "duplicate_clusters", "mirror_pairs"):
+                 "failed_attempts_by_kind", "duplicate_clusters", "mirror_pairs"):
         rows, header = tables[name]
         sections.append(headings[name] + _table(rows[:50], header))
     style = ("body{font-family:sans-serif;margin:1.5em 3em;line-height:1.4}img{width:100%;max-width:72em}"

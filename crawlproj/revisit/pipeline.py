@@ -17,11 +17,13 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import load_object
 
 from .. import signals as crawl_signals
+from ..changes.watches import WatchList
 from ..checks import float_pair
 from ..content.extract import is_html
 from ..content.main_text import main_text
 from ..content.near_duplicates import content_hash
 from ..items import FetchError, PageItem, SitemapUrls, Skipped
+from ..store import settings_store
 from .estimator import DateCheck
 from .schedule import DAY, RevisitPolicy, ServerLoad
 from .state import CrawlClock, Planner, UrlState
@@ -35,6 +37,9 @@ HEADROOM = 1.1
 LASTMODS_KEPT = 1_000_000
 #: Pages the priors are fitted to at each replan, at most.
 PRIOR_SAMPLE = 5000
+#: A watched page falls due this share of its watch's interval after its visit: the frontier's
+#: queueing (a revisit goes out a little after it is due) then still fits within the interval asked.
+WATCH_EARLY = 0.8
 #: Statuses that mean a page is gone: it leaves the revisit queue.
 GONE = (404, 410)
 
@@ -110,6 +115,8 @@ class RevisitPipeline:
         self._target: float | None = None  # budget asked of the allocation (steered)
         self.lastmods: dict[str, float] = {}  # sitemap lastmods of URLs not visited yet
         self.dates = DateCheck()  # whose Last-Modified dates are believed
+        self.watches = WatchList(settings_store(s), s.getfloat("WATCH_REFRESH_SECONDS"))
+        self._watch_version = 0  # the watch list's version last applied to the queue
         crawler.signals.connect(self.commit, signal=crawl_signals.store_committing)
         crawler.signals.connect(self.describe_hosts, signal=crawl_signals.describe_hosts)
 
@@ -120,6 +127,7 @@ class RevisitPipeline:
     def open_spider(self, spider: Spider | None = None) -> None:
         logger.info("revisit queue %s: %d URLs tracked (%s schedule)", self.queue.path, self.queue.count(),
                     self.planner.schedule)
+        self.stats.set_value("revisit/tracked", self.queue.count())  # kept as rows come and go
         self.replan()
 
     def close_spider(self, spider: Spider | None = None) -> None:
@@ -177,6 +185,8 @@ class RevisitPipeline:
 
     def _page(self, item: PageItem) -> None:
         now, prev = self.clock.now(), self.queue.get(item.url)
+        if prev is not None:  # a revisit, not a new page: the console and dashboard count them apart
+            self.stats.inc_value("revisit/visits")
         etag, modified = _header(item, "ETag"), _header(item, "Last-Modified")
         modified_at = self.modified_at(item, modified)
         if item.not_modified:
@@ -189,6 +199,7 @@ class RevisitPipeline:
             digest = self.change_hash(item)
             if prev is None:
                 self.stats.inc_value("revisit/first_visits")
+                self.stats.inc_value("revisit/tracked")
                 state = self.planner.first(item.url, item.host, now, item.depth, digest, etag, modified,
                                            self.lastmods.pop(item.url, None), modified_at)
             else:
@@ -214,7 +225,28 @@ class RevisitPipeline:
             self.stats.inc_value(f"revisit/source/{state.source}")
         if item.fetch_duration is not None:
             self.polite[item.host] = self._polite_interval(item.host, item.fetch_duration)
-        self._put(prev, state)
+        self._put(prev, self._watched(state))
+
+    def _watched(self, state: UrlState) -> UrlState:
+        """A watched page's state revisited at least as often as its watch asks (``--every``)."""
+        watch = self.watches.get(state.url)
+        if watch is None or not watch.every or state.interval <= watch.every * WATCH_EARLY:
+            return state
+        interval = watch.every * WATCH_EARLY
+        return replace(state, interval=interval, rule="watch",
+                       next_due=min(state.next_due, state.history.last_access + interval))
+
+    def _apply_watches(self) -> None:
+        """Pages watched since the last commit, or watched more often: rescheduled now."""
+        self.watches.all()
+        if self.watches.version == self._watch_version:
+            return
+        self._watch_version = self.watches.version
+        for url in self.watches.all():
+            prev = self.queue.get(url)
+            if prev is not None and (state := self._watched(prev)) is not prev:
+                self.stats.inc_value("revisit/rule/watch")
+                self._put(prev, state)
 
     def change_hash(self, item: PageItem) -> str:
         """The hash ``REVISIT_CHANGE`` compares between visits."""
@@ -256,6 +288,7 @@ class RevisitPipeline:
 
     def _delete(self, prev: UrlState) -> None:
         self.queue.delete(prev.url)
+        self.stats.inc_value("revisit/tracked", -1)
         self.loads[prev.host] = max(0.0, self.loads.get(prev.host, 0.0) - 1.0 / prev.interval)
 
     def _relieve(self, host: str, polite: float) -> None:
@@ -269,10 +302,14 @@ class RevisitPipeline:
         changed, dropped = server.relieve(polite * HEADROOM, self.overload_mode, value)
         for url, interval in changed.items():
             s = states[url]
+            watch = self.watches.get(url)
+            if watch is not None and watch.every:  # a watch's interval is the user's: never stretched past it
+                interval = min(interval, watch.every * WATCH_EARLY)
             self.queue.put(replace(s, interval=interval, planned=s.plan, next_due=s.history.last_access + interval,
                                    rule="stretched"))
         for url in dropped:
             self.queue.delete(url)
+        self.stats.inc_value("revisit/tracked", -len(dropped))
         self.loads[host] = server.load
         self.stats.inc_value("revisit/overloads")
         self.stats.inc_value("revisit/overload_stretched", len(changed))
@@ -288,6 +325,7 @@ class RevisitPipeline:
     def commit(self) -> None:
         if self.closed:  # the store's last flush at the close comes after ours
             return
+        self._apply_watches()
         self.queue.commit()
         if self.planner.schedule == "budget" and time.monotonic() - self._last_replan >= self.replan_every:
             self.replan()

@@ -12,6 +12,9 @@ from scrapy.exceptions import DontCloseSpider
 from twisted.internet import task
 
 from .. import signals as crawl_signals
+from ..changes.watches import WatchList
+from ..engine_state import engine_scheduler
+from ..store import settings_store
 from .pipeline import open_revisit_queue
 from .state import CrawlClock
 
@@ -57,6 +60,8 @@ class Refresher:
         self.loaded_until = float("-inf")  # rows due up to here have been read into the heap
         self.seen_seq = 0
         self.spider: Spider | None = None
+        self.watches = WatchList(settings_store(s), s.getfloat("WATCH_REFRESH_SECONDS"))
+        self.watches_sent: set[str] = set()  # watched pages not in the queue yet, already requested
         self._loop: task.LoopingCall | None = None
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
@@ -92,7 +97,7 @@ class Refresher:
         discovery does not fetch it again meanwhile. A crawl started over a store with a fresh
         frontier (a first incremental run after a local one) had spent its first minutes
         fetching pages it had, as if new."""
-        frontier = getattr(getattr(self.crawler.engine, "_slot", None), "scheduler", None)
+        frontier = engine_scheduler(self.crawler)
         mark = getattr(getattr(frontier, "df", None), "mark_seen_key", None)
         urls = getattr(self.queue, "urls", None)
         if mark is None or urls is None:
@@ -119,16 +124,22 @@ class Refresher:
     # -- the short-term queue ------------------------------------------------
     def tick(self) -> None:
         now = self.clock.now()
-        frontier = getattr(getattr(self.crawler.engine, "_slot", None), "scheduler", None)
+        frontier = engine_scheduler(self.crawler)
         owned = getattr(getattr(frontier, "frontier", None), "owned", None)
         if owned is not None and hasattr(self.queue, "owned") and owned != self.queue.owned:
             # Distributed: revisit only the host partitions this worker's frontier holds.
             self.queue.owned = list(owned)
             self.loaded_until, self.seen_seq = float("-inf"), 0
         self._expire_in_flight()
+        self._fetch_new_watches()
         self._refill(now)
         self._release(now)
         self.stats.set_value("revisit/short_term", len(self.scheduled))
+        while self.heap and self.scheduled.get(self.heap[0][1]) != self.heap[0][0]:
+            heapq.heappop(self.heap)  # stale: rescheduled since
+        # What an endless crawl's progress line says instead of an end time: when the next revisit is due.
+        self.stats.set_value("revisit/next_due_in", round(self.clock.to_real(self.heap[0][0] - now), 1)
+                             if self.heap else None)
         self.stats.set_value("revisit/in_flight", len(self.in_flight))
 
     def _push(self, due: float, url: str) -> None:
@@ -178,6 +189,16 @@ class Refresher:
             if headers:
                 self.stats.inc_value("revisit/conditional_requests")
             self.stats.set_value("revisit/lateness", round(self.clock.to_real(now - due), 3))
+
+    def _fetch_new_watches(self) -> None:
+        """A watched page the queue does not hold yet is fetched now; its visit puts it in the queue."""
+        assert self.queue is not None and self.spider is not None
+        for url in self.watches.all():
+            if url in self.watches_sent or url in self.in_flight or self.queue.get(url) is not None:
+                continue
+            self.watches_sent.add(url)
+            self.crawler.engine.crawl(self.spider.request(url, dont_filter=True, meta={"depth": 0}))
+            self.stats.inc_value("revisit/watches_fetched")
 
     def _expire_in_flight(self) -> None:
         """A revisit the crawl lost (dropped by a middleware) is sent again after a while."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
@@ -14,7 +14,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
 from .. import signals as crawl_signals
-from ..console import note_refusal
+from ..extensions.console import note_refusal
 from ..content.extract import ExtractedLink, base_url, iter_links, page_budget, parsed_page
 from ..content.language import declared_language
 from ..content.offload import DocumentFailed, PageWorkers, StageTimeout
@@ -27,137 +27,16 @@ from ..content.robots_directives import header_directives
 from ..content.sitemaps import read_sitemap
 from ..content.types import content_family
 from ..engine_state import engine_closing
+from ..fetch_errors import error_kind as _error_kind
 from ..items import FetchError, PageItem, RequisiteItem, SitemapUrls, Skipped
 from ..downloadermiddlewares.ai_signals import RESERVED as AI_USE_RESERVED
-from ..downloadermiddlewares.redirects import LOOP as REDIRECT_LOOP
 from ..scope import Scope
-from ..stalls import TurnTaker, WorkGate
+from ..traps import CopyShare, SeenTexts
+from ..extensions.stalls import TurnTaker, WorkGate
 from ..urls import InvalidURL, LinkCanonicalizer, canonicalize, host_of
+from .arguments import check_arguments, sitemap_arg
 
 _UNASKED = object()
-
-
-def read_seed_lines(lines: Iterable[bytes | str]) -> Iterator[tuple[int, str | None]]:
-    """(line number, URL) of each seed line: one URL a line, '#' starts a comment. Lines read
-    as bytes are UTF-8 (a byte-order mark allowed); a line that is not gives None, for the
-    caller to report and skip: one bad line does not cost the whole list."""
-    for number, line in enumerate(lines, 1):
-        if isinstance(line, bytes):
-            try:
-                line = line.decode("utf-8-sig")
-            except UnicodeDecodeError:
-                yield number, None
-                continue
-        text = line.split("#", 1)[0].strip()
-        if text:
-            yield number, text
-
-
-def sitemap_arg(value: str | None, session_params: tuple[str, ...] = (), max_length: int = 2048) -> list[str]:
-    """``-a sitemap=URL[,URL...]`` as canonical URLs; BadInput names the first that is not one."""
-    from ..errors import BadInput
-
-    urls = []
-    for raw in (part.strip() for part in str(value or "").split(",")):
-        if not raw:
-            continue
-        try:
-            urls.append(canonicalize(raw, session_params=session_params, max_length=max_length))
-        except InvalidURL as exc:
-            raise BadInput(f"-a sitemap={raw!r} is not a crawlable http(s) URL ({exc.reason})") from None
-    return urls
-
-
-def _error_kind(failure: Failure) -> str:
-    exc = failure.value
-    name = type(exc).__name__
-    kinds = {
-        "DNSLookupError": "dns",
-        "TimeoutError": "timeout",
-        "TCPTimedOutError": "timeout",
-        "ConnectionRefusedError": "connection_refused",
-        "ConnectionLost": "connection_lost",
-        "ConnectionDone": "connection_lost",
-        "ResponseNeverReceived": "connection_lost",
-        "ResponseFailed": "receive",
-        "IgnoreRequest": "ignored",
-        "AddressRefused": "address_refused",
-        # Scrapy 2.13+ wraps the Twisted errors in its own exceptions.
-        "CannotResolveHostError": "dns",
-        "DownloadTimeoutError": "timeout",
-        "DownloadConnectionRefusedError": "connection_refused",
-        "DownloadFailedError": "receive",
-        "ResponseDataLossError": "receive",
-        # Scrapy's HTTP handler cancels a download for one reason only: a body over
-        # DOWNLOAD_MAXSIZE, announced (a message naming the max size) or found mid-stream
-        # (no message at all).
-        "DownloadCancelledError": "too_large",
-        "CancelledError": "too_large",
-    }
-    if name == "IgnoreRequest" and str(exc) == "max redirections reached":
-        return "redirect_limit"
-    if name == "IgnoreRequest" and str(exc).startswith(REDIRECT_LOOP):
-        return "redirect_loop"
-    # A render's timeout: crawlproj's own, or Playwright's ("Timeout 30000ms exceeded.", which
-    # the size test below would read as too_large).
-    if name == "RenderTimeout" or (name == "TimeoutError" and type(exc).__module__.startswith("playwright")):
-        return "render_timeout"
-    if "maxsize" in str(exc).lower() or "max size" in str(exc).lower() or "exceeded" in str(exc).lower():
-        return "too_large"
-    return kinds.get(name, name.lower())
-
-
-class SeenTexts:
-    """The last ``keep`` (host, text digest) pairs seen (pure logic). A page whose text a page
-    of its own host already had is a copy at another URL: a session id in the path or in every
-    link, a calendar, a mirror. Its links lead to yet more copies, so they are not followed."""
-
-    def __init__(self, keep: int) -> None:
-        self.keep = keep
-        self._seen: dict[tuple[str, bytes], None] = {}
-
-    def copy(self, host: str, digest: bytes) -> bool:
-        """Whether ``host`` had this text before (remembering it now)."""
-        if self.keep <= 0:
-            return False
-        key = (host, digest[:16])
-        if key in self._seen:
-            return True
-        if len(self._seen) >= self.keep:
-            del self._seen[next(iter(self._seen))]
-        self._seen[key] = None
-        return False
-
-
-class CopyShare:
-    """Per host, its pages and the copies among them (pure logic). Once a host has ``min_pages``
-    pages and copies are ``slow_share`` of them or more, its new pages are mostly copies: it is
-    slowed (each further copy rests it); at ``cap_share`` or more it is capped (nothing more of
-    it is fetched). A share of 0 turns that step off."""
-
-    def __init__(self, min_pages: int, slow_share: float, cap_share: float) -> None:
-        self.min_pages, self.slow_share, self.cap_share = min_pages, slow_share, cap_share
-        self._counts: dict[str, list[int]] = {}  # host -> [pages, copies]
-        self.capped: set[str] = set()
-
-    def record(self, host: str, copy: bool) -> str | None:
-        """Count a page of ``host``: "cap" when it is capped now, "slow" for a copy of a slowed
-        host, else None."""
-        if host in self.capped or not (self.slow_share or self.cap_share):
-            return None
-        counts = self._counts.setdefault(host, [0, 0])
-        counts[0] += 1
-        counts[1] += copy
-        pages, copies = counts
-        if pages < self.min_pages:
-            return None
-        if self.cap_share and copies >= self.cap_share * pages:
-            self.capped.add(host)
-            del self._counts[host]
-            return "cap"
-        if copy and self.slow_share and copies >= self.slow_share * pages:
-            return "slow"
-        return None
 
 
 #: A render's loads by Playwright resource type, as requisite kinds ("fetch": fetch() and XHR answers).
@@ -169,7 +48,7 @@ def _header_pairs(headers: Any) -> list[tuple[str, str]]:
     return [(k.decode("latin-1"), v.decode("latin-1")) for k, values in headers.items() for v in values]
 
 
-class CrawlSpiderBase(scrapy.Spider):
+class PageSpider(scrapy.Spider):
     """Parses every response into a :class:`PageItem` and follows the links in scope.
 
     Each page is parsed once (:func:`~crawlproj.content.extract.parsed_page`). Links are
@@ -180,9 +59,19 @@ class CrawlSpiderBase(scrapy.Spider):
 
     scope: Scope
     sitemap: str | None = None  # -a sitemap=URL[,URL...]: sitemaps to read at the start
+    #: The ``-a`` arguments of crawlproj's own spiders (with Scrapyd's ``_job``, the revisit
+    #: mode and the topic every spider takes): any other is most likely misspelt.
+    ARGUMENTS: tuple[str, ...] = ("sitemap", "mode", "topic", "_job")
 
-    def _init_from_settings(self) -> None:
-        s = self.crawler.settings
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        check_arguments(type(self), kwargs)
+        super().__init__(*args, **kwargs)
+
+    def _init_from_settings(self) -> Any:
+        """Read the settings the spider keeps; returns them (as the crawl will have them)."""
+        from ..addon import effective_settings
+
+        s = effective_settings(self.crawler.settings)  # (the add-on's are not applied yet)
         self.session_params = tuple(s.getlist("SESSION_ID_PARAMS"))
         self.max_url_length = s.getint("URL_MAX_LENGTH")
         self.follow_nofollow = s.getbool("FOLLOW_NOFOLLOW")
@@ -211,6 +100,7 @@ class CrawlSpiderBase(scrapy.Spider):
         self._loaded_archived: set[str] = set()  # what renders' browsers loaded and the archive has
         self._closing_since: float | None = None
         self.crawler.signals.connect(self.backlog_test, signal=crawl_signals.fetch_backlog_test)
+        return s
 
     def exhausted(self, request: scrapy.Request, url: str, kind: str, error: str) -> None:
         """Announce a request whose retries ran out on a transient failure (the dead-letter queue keeps it)."""

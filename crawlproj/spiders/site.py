@@ -15,7 +15,8 @@ from ..errors import BadInput
 from ..items import PageItem
 from ..scope import Scope
 from ..urls import InvalidURL, canonicalize
-from .base import CrawlSpiderBase, sitemap_arg
+from .arguments import sitemap_arg
+from .base import PageSpider
 
 
 def _required_url(url: str | None, sitemap: str | None = None) -> str:
@@ -43,7 +44,7 @@ def _start_url(url: str, session_params: tuple[str, ...], max_length: int) -> st
         raise BadInput(f"-a url={url!r} is not a crawlable http(s) URL ({exc.reason})") from None
 
 
-class SiteSpider(CrawlSpiderBase):
+class SiteSpider(PageSpider):
     """Crawls one site: the start URL's scheme, host and port, under its path prefix.
 
     ``-a url=https://example.org/docs/`` stays under ``/docs/``; ``-a allow=REGEX``
@@ -53,6 +54,7 @@ class SiteSpider(CrawlSpiderBase):
     """
 
     name = "site"
+    ARGUMENTS = ("url", "allow", "deny", "max_pages", *PageSpider.ARGUMENTS)
 
     def __init__(self, url: str | None = None, allow: str | None = None, deny: str | None = None,
                  max_pages: str | int | None = None, sitemap: str | None = None, **kwargs: Any):

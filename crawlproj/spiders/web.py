@@ -13,7 +13,8 @@ from scrapy.crawler import Crawler
 from ..errors import BadInput
 from ..scope import Scope
 from ..urls import InvalidURL, canonicalize
-from .base import CrawlSpiderBase, read_seed_lines, sitemap_arg
+from .arguments import read_seed_lines, sitemap_arg
+from .base import PageSpider
 
 
 def _seed_paths(files: str | None) -> list[str]:
@@ -36,7 +37,7 @@ def read_seeds_file(path: str) -> bytes:
         raise
 
 
-class WebSpider(CrawlSpiderBase):
+class WebSpider(PageSpider):
     """Broad crawl. ``-a seeds=FILE[,FILE...]`` (default: the ``SEEDS_FILE`` setting);
     ``-a sitemap=URL[,URL...]`` reads sitemaps (or sitemap indexes) as well.
 
@@ -45,6 +46,7 @@ class WebSpider(CrawlSpiderBase):
     """
 
     name = "web"
+    ARGUMENTS = ("seeds", "allow", "deny", *PageSpider.ARGUMENTS)
 
     def __init__(self, seeds: str | None = None, allow: str | None = None, deny: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
@@ -54,8 +56,7 @@ class WebSpider(CrawlSpiderBase):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> WebSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider._init_from_settings()
-        s = crawler.settings
+        s = spider._init_from_settings()
         spider.seed_files = spider.seed_files or s.get("SEEDS_FILE")
         spider.scope = Scope(
             domains=tuple(s.getlist("ALLOWED_DOMAINS")),

@@ -18,6 +18,8 @@ from ..items import FetchError, PageItem
 from .content import SCHEMA as CONTENT_SCHEMA
 from .content import ContentPolicy
 from .content import put as put_content
+from .changes import SCHEMA as CHANGES_SCHEMA
+from .changes import put_change, put_snapshot
 from .search import SCHEMA as SEARCH_SCHEMA
 
 SCHEMA = """
@@ -176,7 +178,7 @@ class SqliteStore:
         self.content = content
         self.conn = connect(path)
         # (The content and search tables are created in databases from before them too.)
-        self.conn.executescript(SCHEMA + CONTENT_SCHEMA + SEARCH_SCHEMA)
+        self.conn.executescript(SCHEMA + CONTENT_SCHEMA + SEARCH_SCHEMA + CHANGES_SCHEMA)
         columns = {row[1] for row in self.conn.execute("PRAGMA table_info(pages)")}
         for column, kind in (("warc_file", "TEXT"), ("warc_offset", "INTEGER"), ("rendered", "INTEGER DEFAULT 0"),
                              ("language", "TEXT")):  # databases from older versions
@@ -292,6 +294,11 @@ class SqliteStore:
             )
             for p in captured:  # its text and Markdown, and its search entry, replaced
                 put_content(cur, p.url, p.content, self.content)
+            for p in captured:  # what a revisit changed, and a watched page's watched content
+                if p.change is not None:
+                    put_change(cur, p.change)
+                if p.watch_snapshot is not None:
+                    put_snapshot(cur, p.watch_snapshot)
             cur.executemany("DELETE FROM documents WHERE url = ?", [(p.url,) for p in captured])
             cur.executemany(
                 "INSERT INTO documents VALUES (?,?,?,?,?,?,?)",

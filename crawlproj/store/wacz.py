@@ -33,16 +33,13 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
+from ..errors import WaczError
 from . import beside_store, content, settings_store
-from .archive import digest_index_path
+from .warc_pipeline import digest_index_path
 from .digests import DigestIndex
 from .warc import CaptureReader
 
 logger = logging.getLogger(__name__)
-
-
-class WaczError(Exception):
-    """The crawl could not be packaged: no store, no archive, or py-wacz refused."""
 
 
 @dataclass(frozen=True)

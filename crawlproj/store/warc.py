@@ -12,7 +12,7 @@ Browsertrix write it, so a file read on its own says where it came from. The fir
 the directory; the pipeline keeps it beside the store), so revisits point to the
 first capture across restarts and crawls.
 
-The Scrapy adapter is :mod:`crawlproj.store.archive`; the pages table stores
+The Scrapy adapter is :mod:`crawlproj.store.warc_pipeline`; the pages table stores
 the (file, offset) this writer returns.
 """
 
@@ -38,7 +38,9 @@ PROFILE_IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-d
 
 
 @dataclass(frozen=True)
-class Location:
+class WarcLocation:
+    """Where a record is: its WARC file and the offset of its gzip member (a revisit names its original)."""
+
     file: str
     offset: int
     revisit_of: str | None = None  # WARC-Record-ID of the original capture, for a revisit
@@ -128,7 +130,7 @@ class WarcArchive:
 
     def write(self, url: str, status: int, reason: str, headers: list[tuple[str, str]], body: bytes,
               request_headers: list[tuple[str, str]] | None = None, revisit_only: bool = False,
-              metadata: list[tuple[str, str]] | None = None) -> Location | None:
+              metadata: list[tuple[str, str]] | None = None) -> WarcLocation | None:
         """Archive one capture: its request, then its response (or a revisit record), then a
         ``metadata`` record of ``metadata`` (``application/warc-fields``, one ``name: value``
         line a pair; the AI-use signals), when there is any.
@@ -168,8 +170,8 @@ class WarcArchive:
             headers = record.rec_headers
             self.digests.add(digest, FirstCapture(headers.get_header("WARC-Record-ID"), url,
                                                   headers.get_header("WARC-Date"), os.path.abspath(self.path)))
-            return Location(self.path, offset)
-        return Location(self.path, offset, revisit_of=original.record_id)
+            return WarcLocation(self.path, offset)
+        return WarcLocation(self.path, offset, revisit_of=original.record_id)
 
     def _append(self, record: object) -> None:
         """One record as its own gzip member. warcio would gzip at level 9; level 6 (gzip's
@@ -189,7 +191,7 @@ class WarcArchive:
         self.digests.close()
 
 
-def read_capture(location: Location) -> tuple[str, str, StatusAndHeaders | None, bytes]:
+def read_capture(location: WarcLocation) -> tuple[str, str, StatusAndHeaders | None, bytes]:
     """(record type, target URI, HTTP headers, payload) of the record at ``location``."""
     with open(location.file, "rb") as fh:
         fh.seek(location.offset)
@@ -198,7 +200,7 @@ def read_capture(location: Location) -> tuple[str, str, StatusAndHeaders | None,
                 record.content_stream().read())
 
 
-def read_response(location: Location) -> tuple[str, str, bytes]:
+def read_response(location: WarcLocation) -> tuple[str, str, bytes]:
     """(record type, target URI, payload) of the record at ``location``."""
     kind, uri, _, payload = read_capture(location)
     return kind, uri, payload

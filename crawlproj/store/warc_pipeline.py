@@ -12,7 +12,7 @@ from scrapy.exceptions import NotConfigured
 
 from ..items import PageItem, RequisiteItem
 from . import beside_store, settings_store
-from .warc import Location, WarcArchive, warcinfo_fields
+from .warc import WarcLocation, WarcArchive, warcinfo_fields
 from .writer import WriterThread
 
 logger = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ class ArchivePipeline:
 
     async def _write(self, url: str, status: int, response_headers: list[tuple[str, str]], body: bytes,
                      request_headers: list[tuple[str, str]], revisit_only: bool = False,
-                     metadata: list[tuple[str, str]] | None = None) -> Location | None:
+                     metadata: list[tuple[str, str]] | None = None) -> WarcLocation | None:
         try:
             reason = HTTPStatus(status).phrase
         except ValueError:

@@ -28,11 +28,16 @@ from contextlib import nullcontext
 
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
-from .store import beside_store, settings_store
-from .store.archive import warc_directory
-from .store.merge import merge_shards
+from ..extensions.console import default_stats_file, record_last_crawl
+from ..store import beside_store, settings_store
+from ..store.warc_pipeline import warc_directory
+from ..store.merge import merge_shards
 
 logger = logging.getLogger(__name__)
+
+
+#: PAGE_STAGE_BACKLOG of each worker, unless given on the command line.
+WORKER_PAGE_STAGE_BACKLOG = 1
 
 
 def shard_dir(store_path: str) -> Path:
@@ -62,6 +67,7 @@ def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict
     return {
         "WORKERS": "1",
         "WORKER_ID": worker,
+        "LAST_CRAWL_FILE": "",  # the crawl is the merged store: run_workers records it, not a shard
         **({} if given_redis(settings) else local),
         "SCHEDULER": "crawlproj.distributed.scheduler.DistributedScheduler",
         "DUPEFILTER_CLASS": "crawlproj.distributed.dupefilter.RedisBloomDupeFilter",
@@ -80,13 +86,20 @@ def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict
         # As in the distributed profile (a prefetch may go to another worker), unless asked for.
         "RENDER_SAMPLE_OFFLINE": str(settings.getbool("RENDER_SAMPLE_OFFLINE")
                                      and settings.getpriority("RENDER_SAMPLE_OFFLINE") > SETTINGS_PRIORITIES["project"]),
+        # A worker with a page still to parse asks for no other: the hosts it would take go to a
+        # worker with a core free. A host's release rides with its worker's next pop, so a busy
+        # worker took back every host it released before the others could see it, and on pages
+        # costly to parse one worker kept most hosts while the other waited (docs/distributed.md).
+        "PAGE_STAGE_BACKLOG": str(settings.getint("PAGE_STAGE_BACKLOG")
+                                  if (settings.getpriority("PAGE_STAGE_BACKLOG") or 0) > SETTINGS_PRIORITIES["project"]
+                                  else WORKER_PAGE_STAGE_BACKLOG),
     }
 
 
 def run_workers(argv: list[str], settings: BaseSettings) -> int:
     """Run ``scrapy <argv>`` as ``WORKERS`` workers over a local Redis; merge their shards.
     Returns the exit status: 0 when every worker ended well."""
-    from .redis_process import RedisServer
+    from .redis_server import RedisServer
 
     count = settings.getint("WORKERS")
     store = settings_store(settings)
@@ -120,6 +133,10 @@ def run_workers(argv: list[str], settings: BaseSettings) -> int:
     if shards:
         summary = merge_shards(store, shards)
         logger.info("merged %d worker shards into %s: %d pages", summary["shards"], store, summary["pages"])
+        if settings.get("LAST_CRAWL_FILE"):  # `scrapy report` and the others read the merged store
+            stats = settings.get("STATS_FILE") or default_stats_file(settings.get("STORE_URI"))
+            record_last_crawl(settings.get("LAST_CRAWL_FILE"), settings.get("STORE_URI"),
+                              stats if stats and os.path.exists(stats) else None)
     failed = [(index, code) for index, code in enumerate(codes, 1) if code != 0]
     for index, code in failed:
         logger.error("worker%d exited with status %d (its log is above, among the others')", index, code)

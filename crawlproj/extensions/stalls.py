@@ -253,7 +253,7 @@ class ItemBacklog:
         if backlog <= 0:
             raise NotConfigured
         ext = cls(crawler, backlog)
-        from . import signals as crawl_signals
+        from .. import signals as crawl_signals
 
         crawler.signals.connect(ext.backlog_test, signal=crawl_signals.fetch_backlog_test)
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)

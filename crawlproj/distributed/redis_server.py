@@ -1,6 +1,6 @@
 """A real ``redis-server`` on a free loopback port, started and stopped by the crawl itself.
 
-``-s WORKERS=N`` (:mod:`crawlproj.workers`) runs its workers over one; the tests and the
+``-s WORKERS=N`` (:mod:`crawlproj.distributed.local_workers`) runs its workers over one; the tests and the
 sandbox start theirs the same way (:class:`ServerProcess` is the base of their other real
 servers too).
 """
@@ -86,6 +86,12 @@ class ServerProcess:
         self.stop()
 
 
+#: The shared near-duplicate records and revisit states are 100-250 bytes a field: Redis keeps a
+#: hash of such fields compact (listpack) only when its limit on a value's length allows them
+#: (64 bytes by default). docs/distributed.md lists it among the Redis settings the crawl needs.
+COMPACT_HASHES = ("--hash-max-listpack-value", "512")
+
+
 class RedisServer(ServerProcess):
     """``redis-server`` on a free loopback port, as a context manager. It persists nothing,
     or with ``appendonly`` keeps an AOF fsynced on every write (the crawl's recommended
@@ -106,7 +112,7 @@ class RedisServer(ServerProcess):
         persistence = (["--appendonly", "yes", "--appendfsync", fsync] if self.appendonly
                        else ["--appendonly", "no"])
         return [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persistence,
-                "--dir", self.dir, "--protected-mode", "yes", "--maxmemory-policy", "noeviction", *self.extra_args]
+                "--dir", self.dir, "--protected-mode", "yes", "--maxmemory-policy", "noeviction", *COMPACT_HASHES, *self.extra_args]
 
     def crash_and_restart(self) -> None:
         """SIGKILL the server (no shutdown save) and start it again on the same port and files."""

@@ -4,8 +4,11 @@ A crawl that stores nothing, or skips a host, must say why where its user looks:
 periodic line counts pages only, and the only trace of a refused crawl was a counter in a
 stats dump of a hundred lines. So:
 
-* every ``PROGRESS_INTERVAL`` seconds one line: pages stored and their rate, hosts active,
+* every ``PROGRESS_INTERVAL`` seconds one line: new pages stored and their rate, hosts active,
   URLs queued, errors, and the frontier's completion estimate as a clock time with its range;
+  an incremental crawl, which runs until stopped, says instead what its revisits did (304s,
+  changes, meaningful changes) and when the next is due; each meaningful change gets a line of
+  its own (:mod:`crawlproj.changes.pipeline`);
 * a host refused by address safety, its robots.txt or the crawl's scope is logged once, at
   WARNING, with the reason and the setting that changes it (the first ``REFUSALS_LOGGED``
   hosts; the rest are counted in the stats);
@@ -31,6 +34,8 @@ from weakref import WeakKeyDictionary
 from scrapy import signals
 from scrapy.crawler import Crawler
 from twisted.internet import task
+
+from ..fetch_errors import REMEDIES
 
 logger = logging.getLogger("crawlproj.progress")
 
@@ -71,13 +76,43 @@ def refused(stats: dict) -> dict[str, int]:
             "trap defences": _sum(stats, "traps/")}
 
 
-def progress_line(stats: dict, elapsed: float, now: float) -> str:
-    """One line of progress: pages, rate, hosts active, queued, errors, the completion estimate."""
-    pages = int(stats.get("store/pages", 0))
+def fetch_errors(stats: dict) -> dict[str, int]:
+    """Failed fetches by kind: pages', and robots.txt's (a host whose robots.txt could not be
+    fetched is not crawled: its failure is an error like a page's)."""
+    errors = _kinds(stats, "crawlproj/fetch_errors/")
+    for kind, n in _kinds(stats, "robotstxt/unreachable/").items():
+        errors[f"robots.txt {kind}"] = n
+    return dict(sorted(errors.items(), key=lambda kv: -kv[1]))
+
+
+def pages_stored(stats: dict) -> tuple[int, int]:
+    """(new pages stored, revisits stored): a revisit's capture (or its 304) is not a new page."""
+    revisits = int(stats.get("revisit/visits", 0))
+    return max(0, int(stats.get("store/pages", 0)) - revisits), revisits
+
+
+def revisit_part(stats: dict) -> str:
+    """What an incremental crawl's revisits did, and when the next one is due (it has no end time)."""
+    due, next_in = int(stats.get("revisit/short_term", 0)), stats.get("revisit/next_due_in")
+    part = (f"; {int(stats.get('revisit/tracked', 0)):,} URLs tracked, {pages_stored(stats)[1]:,} revisits "
+            f"({int(stats.get('revisit/not_modified', 0)):,} not modified, {int(stats.get('revisit/changed', 0)):,} "
+            f"changed, {int(stats.get('changes/meaningful', 0)):,} meaningful changes); {due:,} due within "
+            f"the horizon")
+    if isinstance(next_in, (int, float)):
+        part += ", the next " + ("now" if next_in <= 0 else f"in {_duration(next_in)}")
+    return part + "; runs until Ctrl-C"
+
+
+def progress_line(stats: dict, elapsed: float, now: float, incremental: bool = False) -> str:
+    """One line of progress: pages, rate, hosts active, queued, errors, the completion estimate
+    (an incremental crawl, endless: its revisits and what is due instead)."""
+    pages = pages_stored(stats)[0]
     rate = pages / elapsed if elapsed > 0 else 0.0
     line = (f"{pages:,} pages ({rate:.1f}/s) in {_duration(elapsed)}, {int(stats.get('frontier/active_keys', 0)):,} "
             f"hosts active, {int(stats.get('frontier/queued', 0)):,} URLs queued, "
-            f"{_sum(stats, 'crawlproj/fetch_errors/'):,} errors")
+            f"{sum(fetch_errors(stats).values()):,} errors")
+    if incremental:
+        return line + revisit_part(stats)
     estimate = stats.get("frontier/estimate_seconds")
     if isinstance(estimate, (int, float)):
         low, high = stats.get("frontier/estimate_low_seconds", estimate), stats.get("frontier/estimate_high_seconds", estimate)
@@ -96,31 +131,42 @@ def empty_crawl_reason(stats: dict) -> str | None:
     if kinds:
         return ("no page was stored: address safety refused " + ", ".join(f"{n} {k}" for k, n in kinds.items())
                 + " request(s); to crawl such addresses, allow their range, e.g. -s ADDRESS_ALLOWLIST=127.0.0.0/8")
-    if stats.get("crawlproj/robots_forbidden"):
-        return f"no page was stored: robots.txt disallowed all {stats['crawlproj/robots_forbidden']} URL(s) asked for"
-    errors = _kinds(stats, "crawlproj/fetch_errors/")
+    # A host whose robots.txt could not be fetched is not crawled: its cause is the crawl's.
+    errors = fetch_errors(stats)
     if errors:
-        return "no page was stored: every fetch failed (" + ", ".join(f"{k} {n}" for k, n in errors.items()) + ")"
+        remedy = REMEDIES.get(next(iter(errors)).removeprefix("robots.txt "))
+        return ("no page was stored: every fetch failed (" + ", ".join(f"{k} {n}" for k, n in errors.items()) + ")"
+                + (f"; {remedy}" if remedy else ""))
+    if stats.get("crawlproj/robots_forbidden"):
+        return (f"no page was stored: robots.txt disallowed all {stats['crawlproj/robots_forbidden']} URL(s) asked "
+                "for (the crawler obeys robots.txt, as ROBOTSTXT_OBEY says)")
     scope = _sum(stats, "crawlproj/out_of_scope/")
     if scope:
-        return f"no page was stored: {scope} URL(s) were out of scope (ALLOWED_DOMAINS)"
+        return (f"no page was stored: {scope} URL(s) were out of scope; widen it with ALLOWED_DOMAINS (the web "
+                "spider) or -a url= (the site spider)")
     return "no page was stored (see the stats file for the crawl's counters)"
 
 
-def summary_lines(stats: dict, elapsed: float, store: str, stats_file: str | None) -> list[str]:
-    """The closing summary: what was stored, what failed, what was not crawled, what next."""
-    pages = int(stats.get("store/pages", 0))
+def summary_lines(stats: dict, elapsed: float, store: str, stats_file: str | None,
+                  commands: bool = True) -> list[str]:
+    """The closing summary: what was stored, what failed, what was not crawled, what next
+    (``commands``: crawlproj's commands are the project's, else how to have them)."""
+    pages, revisits = pages_stored(stats)
     reason = stats.get("finish_reason", "finished")
     lines = [f"crawl {reason} after {_duration(elapsed)}: {pages:,} pages stored in {store}"
-             + (f" ({pages / elapsed:.1f} pages/s)" if elapsed > 0 and pages else "")]
-    errors = _kinds(stats, "crawlproj/fetch_errors/")
+             + (f" ({pages / elapsed:.1f} pages/s)" if elapsed > 0 and pages else "")
+             + (f", {revisits:,} revisits ({int(stats.get('changes/meaningful', 0)):,} meaningful changes: "
+                f"scrapy changes --store {store})" if revisits else "")]
+    errors = fetch_errors(stats)
     lines.append("  errors: " + (f"{sum(errors.values()):,} (" + ", ".join(f"{k} {n:,}" for k, n in errors.items())
                                  + ")" if errors else "none"))
     skipped = {why: n for why, n in refused(stats).items() if n}
     lines.append("  not crawled: " + (", ".join(f"{n:,} refused by {why}" if why != "scope" else f"{n:,} out of scope"
                                                 for why, n in skipped.items()) if skipped else "nothing refused"))
     what_next = (f"  next: scrapy report --store {store}; scrapy wacz --store {store}; "
-                 f"scrapy export --store {store} --format jsonl|parquet|wet; scrapy search \"words\" --store {store}")
+                 f"scrapy export --store {store} --format jsonl|parquet|wet; scrapy search \"words\" --store {store}"
+                 if commands else "  next: with COMMANDS_MODULE = 'crawlproj.commands' in your settings, scrapy report, "
+                 f"export, search and wacz read this crawl ({store})")
     if stats_file:
         what_next += f"; every counter is in {stats_file}"
     lines.append(what_next)
@@ -129,7 +175,7 @@ def summary_lines(stats: dict, elapsed: float, store: str, stats_file: str | Non
 
 def default_stats_file(store_uri: str) -> str | None:
     """The stats file beside a store: ``sqlite:///data/crawl.db`` -> ``data/crawl.stats.json``."""
-    from .store import beside_store, parse_store_uri
+    from ..store import beside_store, parse_store_uri
 
     try:
         return beside_store(parse_store_uri(store_uri)[1], "stats", ".json")
@@ -162,6 +208,7 @@ class Console:
         self.store = s.get("STORE_URI")
         self.stats_file = s.get("STATS_FILE") or default_stats_file(self.store)
         self.incremental = s.get("REVISIT_MODE") == "incremental"
+        self.commands = s.get("COMMANDS_MODULE") == "crawlproj.commands"  # another project's may not have them
         self._said: set[tuple[str, str]] = set()
         self._hosts_said = 0
         self._started = time.monotonic()
@@ -176,13 +223,15 @@ class Console:
 
     def spider_opened(self, spider: Any = None) -> None:
         self._started = time.monotonic()
+        self.incremental = self.incremental or getattr(spider, "mode", None) == "incremental"
         if self.interval > 0:
             self._loop.start(self.interval, now=False)
         if self.last_crawl_file:
             record_last_crawl(self.last_crawl_file, self.store, self.stats_file)
 
     def progress(self) -> None:
-        logger.info(progress_line(self.crawler.stats.get_stats(), time.monotonic() - self._started, time.time()))
+        logger.info(progress_line(self.crawler.stats.get_stats(), time.monotonic() - self._started, time.time(),
+                                  self.incremental))
 
     def refused(self, host: str, why: str, detail: str) -> None:
         if (host, why) in self._said or self._hosts_said > self.refusals_logged:
@@ -202,7 +251,7 @@ class Console:
         values = stats.get_stats()
         elapsed = time.monotonic() - self._started
         for line in summary_lines({**values, "finish_reason": reason or values.get("finish_reason")}, elapsed,
-                                  self.store, self.stats_file):
+                                  self.store, self.stats_file, self.commands):
             logger.info(line)
         why = empty_crawl_reason(values)
         if why is not None and self.incremental:  # continuous: a spell with nothing due or new is normal
