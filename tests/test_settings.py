@@ -31,6 +31,14 @@ def test_local_profile_is_the_default_and_validates():
     assert settings.get("STORE_URI") == "sqlite:///data/crawl.db"
 
 
+def test_the_archive_profile_fetches_requisites_and_packages_the_crawl():
+    settings = project_settings(PROFILE="archive")
+    ProfileAddon().update_settings(settings)
+    assert settings.getbool("REQUISITES_ENABLED") and settings.getbool("WARC_OUTLINKS")
+    assert settings.getbool("WACZ_ON_CLOSE")
+    assert not project_settings().getbool("REQUISITES_ENABLED")  # off by default: docs/archiving.md says why
+
+
 def test_cmdline_beats_profile():
     settings = project_settings(STORE_URI="sqlite:///other.db")
     ProfileAddon().update_settings(settings)
@@ -61,6 +69,7 @@ def test_cmdline_beats_profile():
         ("CONCURRENT_REQUESTS", "many"),  # Scrapy's own settings are checked too
         ("DOWNLOADER_MIDDLEWARES", '{"a.b.C": "first"}'),
         ("LOG_LEVEL", "LOUD"),
+        ("REQUISITES_TYPES", "stylesheet,videos"),
     ],
 )
 def test_bad_values_name_the_setting(name, value):
