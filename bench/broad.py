@@ -34,7 +34,7 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from crawlproj.memory import rss_bytes  # noqa: E402
+from crawlproj.extensions.memory import rss_bytes  # noqa: E402
 from sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command  # noqa: E402
 from sandbox.servers import RedisClusterServers  # noqa: E402
 

@@ -113,7 +113,7 @@ def shared_accuracy(web: SandboxWeb, order: list[tuple[int, int]], texts: dict) 
     import redis
 
     from crawlproj.distributed.near_duplicates import RedisNearDuplicateIndex
-    from crawlproj.redis_process import RedisServer
+    from crawlproj.distributed.redis_server import RedisServer
 
     with RedisServer() as server:
         index = RedisNearDuplicateIndex(redis.Redis.from_url(server.url), "bench", THRESHOLD, min_shingles=10,
