@@ -775,8 +775,9 @@ MEMORY_TRIM: boolean = True
 #: Allocations of this many bytes or more get memory of their own, handed back to the system
 #: when freed (glibc's M_MMAP_THRESHOLD, set when the crawl starts; crawlproj.extensions.memory):
 #: a page of megabytes' body and tree then leave nothing behind. 0: glibc's own threshold,
-#: which slides up to the largest block freed so far (up to 32 MB).
-MEMORY_MMAP_THRESHOLD: number(int, 0) = 0
+#: which slides up to the largest block freed so far (up to 32 MB), so that after one large
+#: page the next ones come from the heap, which keeps its high-water mark.
+MEMORY_MMAP_THRESHOLD: number(int, 0) = 1024 * 1024
 
 #: The final crawl stats, as JSON, are written here; empty: beside the store
 #: (data/crawl.db -> data/crawl.stats.json).
