@@ -69,7 +69,7 @@ SERIAL_WORKERS ?= 3
 RERUN_LOG := $(VENV)/test-reruns.jsonl
 test: setup .venv-pywb/.installed
 	@rm -rf $(VENV)/pytest-cache $(RERUN_LOG)
-	@status=0; export PYTHON=$(BIN)/python TEST_CACHE=$(VENV)/pytest-cache TEST_RERUN_LOG=$(RERUN_LOG); \
+	@status=0; export PYTHON=$(abspath $(BIN)/python) TEST_CACHE=$(abspath $(VENV)/pytest-cache) TEST_RERUN_LOG=$(abspath $(RERUN_LOG)); \
 	  scripts/test-phase $(TEST_WORKERS) "not serial" $(PYTEST_ARGS) || status=1; \
 	  scripts/test-phase $(SERIAL_WORKERS) serial $(PYTEST_ARGS) || status=1; \
 	  $(BIN)/python -m tests.rerun_log $(RERUN_LOG); exit $$status

@@ -240,3 +240,16 @@ def crawl_sandbox(sandbox: SandboxProcess, workdir: str | os.PathLike, spider: s
 def error_lines(log: str) -> list[str]:
     """The lines a crawl's log holds at ERROR or CRITICAL."""
     return [line for line in log.splitlines() if " ERROR: " in line or " CRITICAL: " in line]
+
+
+def project_copy(dest: str | os.PathLike) -> Path:
+    """The project's sources copied to ``dest`` (once): a build (an egg, a wheel, an sdist) runs
+    there, not in the checkout, where other tests' processes write and delete files beside it
+    (setup.py's ``clean -a`` deletes build/; an sdist lists the tree, then copies it)."""
+    import shutil
+
+    dest = Path(dest)
+    if not dest.exists():
+        shutil.copytree(PROJECT_DIR, dest, ignore=shutil.ignore_patterns(
+            ".venv*", ".git", "data", "build", "dist", "*.egg-info", "__pycache__", "artifacts", ".pytest_cache"))
+    return dest

@@ -17,8 +17,18 @@ def _first_line(report) -> str:
     return next((line for line in text.splitlines() if line.strip()), "")[:300]
 
 
+_LOG: str | None = None
+
+
+def pytest_configure(config) -> None:
+    """The log's path, made absolute where pytest starts: tests run in folders of their own."""
+    global _LOG
+    given = os.environ.get("TEST_RERUN_LOG")
+    _LOG = os.path.join(str(config.invocation_params.dir), given) if given else None
+
+
 def pytest_runtest_logreport(report) -> None:
-    log = os.environ.get("TEST_RERUN_LOG")
+    log = _LOG
     if not log or report.when not in ("setup", "call") or report.skipped:
         return
     alone = os.environ.get("TEST_RERUN") == "1"

@@ -17,7 +17,7 @@ import pytest
 
 from sandbox import docsites
 from sandbox.audit import politeness_report
-from sandbox.harness import PROJECT_DIR
+from sandbox.harness import PROJECT_DIR, project_copy
 from sandbox.servers import NginxServer
 
 # A wheel built and installed, crawls judged by nginx's log: slow, and timed.
@@ -50,7 +50,8 @@ def run(cmd: list, cwd: Path | str, timeout: float = 600) -> subprocess.Complete
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    built = run([sys.executable, "-m", "build", "--outdir", out, PROJECT_DIR], cwd=out)  # the wheel from the sdist
+    sources = project_copy(tmp_path_factory.mktemp("sources") / "crawlproj")  # other tests write beside the checkout
+    built = run([sys.executable, "-m", "build", "--outdir", out, sources], cwd=out)  # the wheel from the sdist
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
     return out
 

@@ -4,7 +4,6 @@ distributed ``web`` jobs on one Redis against the sandbox, and their shards merg
 import glob
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.harness import PROJECT_DIR
+from sandbox import harness
 from sandbox.servers import ScrapydServer
 from crawlproj.store.merge import merge_shards
 
@@ -30,14 +29,9 @@ def call(url, data=None):
 
 
 def project_copy(tmp_path: Path) -> Path:
-    """The project's sources in a folder of this test's own: ``setup.py`` (run by scrapyd-deploy,
-    with ``--debug`` so that its output names any failure) first runs ``clean -a``, deleting the
-    build/ folder beside it, where another test building an egg at the same time works."""
-    project = tmp_path / "project"
-    if not project.exists():
-        shutil.copytree(PROJECT_DIR, project, ignore=shutil.ignore_patterns(
-            ".venv*", ".git", "data", "build", "*.egg-info", "__pycache__", "tests", "docs", "bench"))
-    return project
+    """The sources in this test's folder: scrapyd-deploy runs ``setup.py clean -a`` (with
+    ``--debug``, so that its output names any failure) beside them."""
+    return harness.project_copy(tmp_path / "project")
 
 
 def test_deploy_with_scrapyd_and_run_two_distributed_jobs(redis_server, sandbox_factory, tmp_path):
