@@ -35,7 +35,7 @@ import redis
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crawlproj.extensions.memory import rss_bytes  # noqa: E402
-from sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command  # noqa: E402
+from sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command, with_peak_rss  # noqa: E402
 from sandbox.servers import RedisClusterServers  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -184,7 +184,7 @@ def main() -> None:
            "pages_per_s": round(pages / opts.seconds, 2),
            "pages_per_s_per_core": round(pages / workers_cpu, 2) if workers_cpu else None,
            "samples": samples[:: max(1, len(samples) // 12)], "wall_seconds": round(time.monotonic() - started)}
-    print(json.dumps(out))
+    print(json.dumps(with_peak_rss(out)))
 
 
 if __name__ == "__main__":
