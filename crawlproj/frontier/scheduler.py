@@ -41,6 +41,15 @@ from .wake import EngineWaker
 logger = logging.getLogger(__name__)
 
 
+def _descends(path: Any, cls: type) -> bool:
+    """Whether the class a setting names is ``cls`` or built on it, by its ancestry: Scrapy's
+    BaseScheduler's metaclass makes any scheduler a "subclass" of any other."""
+    try:
+        return cls in load_object(path).__mro__
+    except (ImportError, NameError, ValueError, AttributeError, TypeError):
+        return False
+
+
 def require_partners(settings: Any) -> None:
     """Refuse, in one line, a frontier scheduler without what it stands on: crawlproj's settings
     (the add-on or ``crawlproj.defaults`` gives them) and the downloader that tells it when each
@@ -49,12 +58,7 @@ def require_partners(settings: Any) -> None:
     from .downloader import FrontierDownloader
 
     scheduler = settings.get("SCHEDULER")
-    try:
-        # (By its ancestry: Scrapy's BaseScheduler's metaclass makes any scheduler a "subclass".)
-        frontier = FrontierScheduler in load_object(scheduler).__mro__
-    except (ImportError, NameError, ValueError, AttributeError, TypeError):
-        frontier = False
-    if not frontier:
+    if not _descends(scheduler, FrontierScheduler):
         # An ordering other than breadth-first re-ranks the frontier's queues: no other scheduler has them.
         if (settings.get("PRIORITIZER") or "bfs") != "bfs":
             raise SettingsError("PRIORITIZER", settings.get("PRIORITIZER"), "orders the frontier's queues: it needs "
@@ -64,11 +68,7 @@ def require_partners(settings: Any) -> None:
         raise SettingsError("SCHEDULER", scheduler, "the frontier reads crawlproj's settings: enable the add-on, "
                                                     "ADDONS = {'crawlproj.addon.Crawlproj': 0}")
     downloader = settings.get("DOWNLOADER")
-    try:
-        ok = FrontierDownloader in load_object(downloader).__mro__
-    except (ImportError, NameError, ValueError, AttributeError, TypeError):
-        ok = False
-    if not ok:
+    if not _descends(downloader, FrontierDownloader):
         raise SettingsError("DOWNLOADER", downloader, f"{scheduler} needs its partner "
                                                       "DOWNLOADER = 'crawlproj.frontier.downloader.FrontierDownloader'")
 
