@@ -123,3 +123,26 @@ class CopyShare:
         if copy and self.slow_share and copies >= self.slow_share * pages:
             return "slow"
         return None
+
+
+class CopyPages:
+    """The copy-page rule as the spider applies it to each page read (pure logic): whether the
+    page is a copy (:class:`SeenTexts`: its links are then not followed), and what its host's
+    share of copies calls for (:class:`CopyShare`: "slow", "cap" or None), which the frontier acts on."""
+
+    def __init__(self, keep: int, min_pages: int, slow_share: float, cap_share: float) -> None:
+        self.texts = SeenTexts(keep)
+        self.share = CopyShare(min_pages, slow_share, cap_share)
+
+    @classmethod
+    def from_settings(cls, settings) -> CopyPages:  # noqa: ANN001 - Scrapy settings
+        return cls(settings.getint("DUPLICATE_TEXTS_KEPT"), settings.getint("COPY_HOST_MIN_PAGES"),
+                   settings.getfloat("COPY_HOST_SLOW_SHARE"), settings.getfloat("COPY_HOST_CAP_SHARE"))
+
+    def page(self, host: str, digest: bytes | None) -> tuple[bool, str | None]:
+        """(copy, verdict) for a page of ``host`` whose text has ``digest`` (None: a page
+        without text, which neither rule counts)."""
+        if digest is None:
+            return False, None
+        copy = self.texts.copy(host, digest)
+        return copy, self.share.record(host, copy)

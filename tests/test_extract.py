@@ -89,7 +89,7 @@ def test_a_body_cut_at_the_size_limit_is_named_too_large():
     from twisted.internet.defer import CancelledError
     from twisted.python.failure import Failure
 
-    from crawlproj.spiders.base import _error_kind
+    from crawlproj.fetch_errors import error_kind as _error_kind
 
     announced = DownloadCancelledError("Expected to receive 20000000 bytes which is larger than download max size "
                                        "(16777216) in request <GET http://h.test/big>.")
@@ -103,7 +103,7 @@ def test_render_timeouts_are_named_so_not_too_large():
     from twisted.python.failure import Failure
 
     from crawlproj.rendering.handler import RenderTimeout
-    from crawlproj.spiders.base import _error_kind
+    from crawlproj.fetch_errors import error_kind as _error_kind
 
     assert _error_kind(Failure(PlaywrightTimeout("Timeout 30000ms exceeded."))) == "render_timeout"
     assert _error_kind(Failure(RenderTimeout("rendering http://h.test/ took over 30 s"))) == "render_timeout"

@@ -87,3 +87,16 @@ def test_a_host_of_mostly_copies_is_slowed_then_capped():
     mixed = CopyShare(min_pages=10, slow_share=0.5, cap_share=0.9)
     assert {mixed.record("mixed.test", copy=n % 4 == 0) for n in range(100)} == {None}
     assert CopyShare(10, 0, 0).record("x.test", True) is None
+
+
+def test_the_copy_page_rule_says_whether_a_page_is_a_copy_and_what_its_host_calls_for():
+    from crawlproj.traps import CopyPages
+
+    rule = CopyPages(keep=100, min_pages=4, slow_share=0.4, cap_share=0.9)
+    assert rule.page("a.test", None) == (False, None)  # no text: neither counted
+    assert [rule.page("a.test", b"%d" % n * 16) for n in range(3)] == [(False, None)] * 3
+    assert rule.page("a.test", b"0" * 16) == (True, None)  # a copy; 1 of 4 pages
+    assert rule.page("a.test", b"1" * 16) == (True, "slow")  # 2 of 5
+    assert rule.page("b.test", b"1" * 16) == (False, None)  # another host's text is its own
+    assert [rule.page("a.test", b"2" * 16)[1] for _ in range(40)][-1] is None  # capped: no more verdicts
+    assert "a.test" in rule.share.capped
