@@ -107,3 +107,48 @@ def test_the_server_stamps_an_empty_response_finished_no_later_than_the_client_h
     held, records = asyncio.run(exchange())
     assert len(records) == 1 and records[0].path == "/"
     assert records[0].arrival <= records[0].finish <= held
+
+
+def test_a_body_the_client_cuts_off_is_finished_when_the_client_stops_not_when_the_server_notices():
+    """The hostile crawl's endless body: the client hangs up after what it wants. A server stamp
+    taken when it notices (after the event loop's lag) came after the client's own end, and on a
+    loaded machine made a polite client's next request look early (0.0487 s for a 0.05 s interval):
+    the record's finish is the last write the kernel took, before the client's hang-up."""
+    import socket
+    import struct
+
+    from sandbox.graph import HostSpec
+
+    def client(port: int, name: str, loop: asyncio.AbstractEventLoop, out: list) -> None:
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(f"GET /endless.html HTTP/1.1\r\nHost: {name}\r\n\r\n".encode())
+            got = 0
+            while got < 300_000:
+                got += len(sock.recv(65536))
+            loop.call_soon_threadsafe(time.sleep, 0.3)  # the server's loop busy elsewhere...
+            time.sleep(0.1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # a reset
+        out.append(time.perf_counter())  # ... when the client hangs up, as one at its size limit
+
+    async def exchange() -> tuple[float, list[Record]]:
+        config = SandboxConfig(hosts=1, pages=3, robots_mix=False).with_overrides(**{"0": HostSpec(hostile=True)})
+        server = SandboxServer(config, 0)
+        runner = web.ServerRunner(web.Server(server.handle, access_log=None), handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        hung_up: list[float] = []
+        thread = threading.Thread(target=client, args=(runner.addresses[0][1], server.web.host_name(0),
+                                                       asyncio.get_running_loop(), hung_up))
+        thread.start()
+        try:
+            while not server.records:
+                await asyncio.sleep(0.01)
+            await asyncio.to_thread(thread.join)
+            return hung_up[0], server.records
+        finally:
+            await runner.cleanup()
+
+    hung_up, records = asyncio.run(exchange())
+    assert len(records) == 1 and records[0].path == "/endless.html" and records[0].bytes >= 300_000
+    assert records[0].arrival < records[0].finish <= hung_up
