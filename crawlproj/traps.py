@@ -22,7 +22,7 @@ URL length and session ids are handled by the canonicaliser, the per-site cap
 Where each rule is applied: a page's links in the spider middleware
 (crawlproj.spidermiddlewares.trap_defence); requests that were not links in the downloader
 middleware (crawlproj.downloadermiddlewares.cgi_hop_limit); copy pages in the spider
-(crawlproj.spiders.base, the copy's links) and the frontier (crawlproj.frontier.scheduler, a
+(crawlproj.spiders.base applies CopyPages: the copy's links) and the frontier (crawlproj.frontier.scheduler, a
 capped host's queue dropped); the per-site cap and the per-domain budgets in the frontier
 (crawlproj.frontier.scheduler, crawlproj.frontier.domains). docs/hostile-pages.md has them all.
 Each drop is counted in stats as ``traps/<defence>``.
