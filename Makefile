@@ -6,7 +6,7 @@ SEEDS  ?= seeds/default.txt
 STAMP  := $(VENV)/.installed
 CRAWL_STAMP := $(VENV)/.crawl-installed
 
-.PHONY: setup crawl test test-fast demo bench clean
+.PHONY: setup crawl test test-fast demo bench bench-smoke clean
 # Independent prerequisites build side by side (make test: the crawler's venv and pywb's, 10 s).
 MAKEFLAGS += -j2
 
@@ -85,6 +85,10 @@ demo: setup
 ## make bench: every benchmark in bench/, one JSON line each
 bench: setup
 	@for b in bench/*.py; do echo "# $$b"; $(BIN)/python $$b || exit 1; done
+
+## make bench-smoke: every bench in its --smoke mode, one JSON line each (a refactor's before and after)
+bench-smoke: setup
+	@PYTHON=$(abspath $(BIN)/python) scripts/bench-smoke
 
 clean:
 	rm -rf $(VENV) .venv-pywb data .pytest_cache

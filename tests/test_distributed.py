@@ -406,3 +406,21 @@ def test_a_request_that_settles_with_no_page_to_store_is_pending_no_more(any_red
         assert inflight() == 0  # ...or until it settles with none
     finally:
         scheduler.close("finished")
+
+
+def test_the_workers_dashboard_view_reads_the_workers_that_published_and_no_other_key(any_redis):
+    """Each worker's summary is found through the index of workers that published, not a SCAN of
+    the keyspace (seconds of a worker's reactor at every tick once a broad crawl held millions
+    of keys); an expired summary leaves the index."""
+    from crawlproj.dashboard import cluster
+
+    client, prefix = connect(any_redis), cluster.key_prefix("t")
+    now = time.time()
+    for worker, ttl in (("w1", 30), ("w2", 1)):
+        cluster.publish(client, prefix, {"worker": worker, "time": now, "pages": 5}, ttl=ttl)
+    client.set(prefix + "stray", "{}")  # a key under the prefix that no worker published
+    seen = cluster.read_workers(client, prefix, now + 2)
+    assert sorted(w["worker"] for w in seen) == ["w1", "w2"] and all(w["age"] == 2.0 for w in seen)
+    time.sleep(1.1)
+    assert [w["worker"] for w in cluster.read_workers(client, prefix, now + 2)] == ["w1"]
+    assert client.zrange(prefix.rstrip(":"), 0, -1) == [b"w1"]

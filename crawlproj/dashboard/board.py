@@ -8,6 +8,7 @@ from the crawler's stats, the board and what other components say about hosts.
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 
 from ..geo import locate
@@ -106,7 +107,7 @@ class HostBoard:
 
     def busiest(self, n: int) -> list[str]:
         """The ``n`` hosts seen most recently (the ones an operator is watching)."""
-        return sorted(self.hosts, key=lambda h: -self.hosts[h]["last_seen"])[:n]
+        return heapq.nlargest(n, self.hosts, key=lambda h: self.hosts[h]["last_seen"])
 
     def rows(self, hosts: list[str], now: float, described: dict[str, dict]) -> list[dict]:
         out = []

@@ -1,7 +1,10 @@
 """The workers' view over Redis: each worker publishes a summary; anyone can read them all.
 
 A worker's summary lives at ``<REDIS_PREFIX>:dashboard:<worker>`` and expires a few
-ticks after the worker stops publishing, so the list holds live workers only.
+ticks after the worker stops publishing, so the list holds live workers only. The workers that
+published are listed in ``<REDIS_PREFIX>:dashboard`` (a sorted set by time), so a reader asks
+for those keys alone: a SCAN of the keyspace for them took seconds of each worker's reactor at
+every tick once a broad crawl's Redis held millions of keys (bench/broad.py, found by py-spy).
 :func:`aggregate` makes one page's worth of data out of the summaries, for
 ``scrapy dashboard`` (the view of a whole crawl, served without a crawl).
 """
@@ -41,17 +44,27 @@ def key_prefix(redis_prefix: str) -> str:
     return f"{redis_prefix}:dashboard:"
 
 
+def _index(prefix: str) -> str:
+    """The sorted set of the workers that published (no worker's key: those go on after ``prefix``)."""
+    return prefix.rstrip(":")
+
+
 def publish(client: redis.Redis, prefix: str, view: dict, ttl: int) -> None:
     summary = {k: view.get(k) for k in SUMMARY_FIELDS}
     client.set(prefix + str(view["worker"]), json.dumps(summary), ex=ttl)
+    client.zadd(_index(prefix), {str(view["worker"]): view["time"]})
 
 
 def read_workers(client: redis.Redis, prefix: str, now: float) -> list[dict] | None:
-    """Every live worker's summary, with its age in seconds; None when Redis cannot be read."""
+    """Every live worker's summary, with its age in seconds; None when Redis cannot be read.
+    A worker whose summary expired leaves the index."""
     try:
-        keys = sorted(client.scan_iter(match=prefix + "*", count=1000))
+        names = sorted(n.decode() for n in client.zrange(_index(prefix), 0, -1))
         # On a Redis Cluster the workers' keys lie in many slots: one MGET per slot.
-        raw = getattr(client, "mget_nonatomic", client.mget)(keys) if keys else []
+        raw = getattr(client, "mget_nonatomic", client.mget)([prefix + n for n in names]) if names else []
+        gone = [n for n, r in zip(names, raw) if not r]
+        if gone:
+            client.zrem(_index(prefix), *gone)
     except (redis.RedisError, RedisClusterException) as exc:
         logger.warning("dashboard: Redis unavailable for the workers view: %s", exc)
         return None
