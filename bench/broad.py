@@ -5,8 +5,12 @@ hosts' sizes follow a power law (``--power-law``), and half the links of a page 
 hosts, picked by a Zipf law (a few hosts are linked from everywhere, most from few pages).
 The crawl starts from ``--seeds`` hosts' root pages and discovers the rest. It runs
 ``scrapy crawl web -s WORKERS=2`` over a Redis Cluster of 3 masters with a replica each
-(``sandbox.servers.RedisClusterServers``), the distributed profile's shared near-duplicate
-index included, for ``--seconds``.
+(``sandbox.servers.RedisClusterServers``), for ``--seconds``. ``--near-duplicates local`` (the
+default here) keeps each worker's near-duplicate index on its own disk, beside its store: a
+host's pages all go to the worker holding its partition, so near-duplicates within a host are
+all found, across hosts only when one worker holds both, and Redis keeps only the queue and
+the revisit state;
+``shared`` is the distributed profile's index in Redis.
 
 Every 10 s the bench reads the server's record: hosts fetched (their robots.txt asked for),
 hosts seen (the hosts of every link on the pages fetched so far, from the generated graph:
@@ -118,6 +122,8 @@ def main() -> None:
     parser.add_argument("--interval", type=float, default=1.0, help="MIN_INTERVAL a host")
     parser.add_argument("--capacity", type=int, default=0,
                         help="SHARED_STATE_CAPACITY (0: the pages the run may fetch, at 80 a second)")
+    parser.add_argument("--near-duplicates", choices=("local", "shared"), default="local",
+                        help="each worker's index on its own disk (its hosts' pages), or one in Redis for all")
     parser.add_argument("--smoke", action="store_true", help="2,000 hosts for 40 s (make test)")
     opts = parser.parse_args()
     if opts.smoke:
@@ -134,6 +140,8 @@ def main() -> None:
                     "CLOSESPIDER_TIMEOUT": opts.seconds, "MIN_INTERVAL": opts.interval, "RENDER_MODE": "never",
                     "CONCURRENT_REQUESTS": 64, "LOG_LEVEL": "WARNING", "WARC_ENABLED": False,
                     "SHARED_STATE_CAPACITY": opts.capacity or max(1000, int(80 * opts.seconds)), "STORE_URI": f"sqlite:///{tmp}/crawl.db"}
+        if opts.near_duplicates == "local":
+            settings["NEAR_DUPLICATES_INDEX_CLASS"] = "crawlproj.content.near_duplicates_pipeline.LocalNearDuplicateIndex"
         main_proc = subprocess.Popen(crawl_command("web", {"seeds": str(tmp / "seeds.txt")}, settings),
                                      cwd=PROJECT_DIR, stdout=subprocess.DEVNULL, stderr=open(tmp / "crawl.log", "w"))
         seen = HostsSeen(web, seed_hosts)
@@ -173,12 +181,15 @@ def main() -> None:
     frontier = sum(v for k, v in by_structure.items() if k.startswith("frontier") or k == "url_seen")
     shared = sum(v for k, v in by_structure.items() if k.startswith("near_duplicate") or k == "revisit")
     workers_cpu = sum(cpu.values())
+    local_index = sum(f.stat().st_size for f in tmp.glob("*near_duplicates*"))
     out = {"bench": "broad", "hosts": opts.hosts, "seconds": opts.seconds, "workers": 2, "masters": len(masters),
            "pages": pages, "hosts_seen": len(seen.seen),
            "hosts_fetched": len({r.host for r in records if r.path == "/robots.txt"}),
            "worker_rss_mb_at_hosts_seen": marks, "worker_peak_rss_mb": [round(v / 2**20) for v in peaks.values()],
            "redis_bytes_by_structure": by_structure,
+           "near_duplicates": opts.near_duplicates,
            "redis_shared_bytes_per_fetched_page": round(shared / max(1, pages), 1),
+           "local_near_duplicate_bytes_per_fetched_page": round(local_index / max(1, pages), 1),
            "redis_frontier_bytes_per_queued_url": round(frontier / max(1, queued), 1), "queued_urls": queued,
            "violations": report["violations"], "max_concurrency": report["max_concurrency"],
            "pages_per_s": round(pages / opts.seconds, 2),
