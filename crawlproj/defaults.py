@@ -119,9 +119,9 @@ INTERVAL_DURATION_FACTOR: number(float, 0) = 10.0
 #: Politeness keys (hosts) whose state (Waseda window, Crawl-delay, failures, session, rule)
 #: stays in memory: the least recently used beyond it are spilled to a scratch SQLite file
 #: (in FRONTIER_SPILL_DIR, or the temporary directory) and read back when next used, so a
-#: crawl's memory follows its active hosts, not every host it has seen (about 500 bytes a
-#: host in memory; 0: keep all).
-HOST_STATE_MEMORY: number(int, 0) = 100_000
+#: crawl's memory follows its active hosts, not every host it has seen (about 1.5 KB a host
+#: in memory; 0: keep all). It bounds the frontier's per-host page counts (MAX_PAGES_PER_HOST) too.
+HOST_STATE_MEMORY: number(int, 0) = 20_000
 #: robots.txt Crawl-delay is honoured up to this many seconds.
 MAX_CRAWL_DELAY: number(float, 0) = 60.0
 #: Waseda dynamic interval (the Waseda crawler): min_interval + SLOW_DELAY x max(0, 1 - speed /
@@ -155,6 +155,10 @@ SUSPEND_FOR: number(float, 0) = 300.0
 #: Keep-alive (the Waseda crawler): connections are reused per host; when a server closes keep-alive
 #: (Connection: close), the host rests this many seconds. 0 turns it off.
 KEEPALIVE_CLOSE_PAUSE: number(float, 0) = 2.0
+#: Seconds an idle persistent connection is kept for the host's next request (Twisted keeps
+#: them 240 s): longer than the politeness interval of most hosts, so a host crawled on reuses
+#: its connection, and short enough that a broad crawl does not hold one for every host it left.
+KEEPALIVE_IDLE_SECONDS: number(float, 0, inclusive=False) = 60.0
 #: Keep-alive aware HTTP/1.1, and the browser for requests that need rendering.
 DOWNLOAD_HANDLERS: handlers = {  # keep-alive aware HTTP/1.1, and rendering for requests that need it
     "http": "crawlproj.rendering.handler.RenderingDownloadHandler",

@@ -59,16 +59,24 @@ def compile_patterns(patterns: Iterable[str]) -> re.Pattern[str]:
 class SiteCap:
     """The per-site cap (``MAX_PAGES_PER_HOST``; 0 is none): :meth:`admit` says whether a
     host may have one more new URL, counting it if so. The frontier asks, since it alone
-    knows which URLs are new."""
+    knows which URLs are new. The counts of the ``hosts`` hosts admitted to last are kept (0:
+    all): a broad crawl links millions of hosts, and a host that comes back after as many
+    others is counted from 0 again, while a host being capped is one the crawl keeps meeting."""
 
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.admitted: Counter[str] = Counter()  # host -> new URLs admitted
+    def __init__(self, cap: int, hosts: int = 0) -> None:
+        self.cap, self.hosts = cap, hosts
+        self.admitted: dict[str, int] = {}  # host -> new URLs admitted, least recently first
 
     def admit(self, host: str) -> bool:
-        if self.cap and self.admitted[host] >= self.cap:
+        if not self.cap:
+            return True
+        count = self.admitted.pop(host, 0)
+        if count >= self.cap:
+            self.admitted[host] = count
             return False
-        self.admitted[host] += 1
+        self.admitted[host] = count + 1
+        if self.hosts and len(self.admitted) > self.hosts:
+            del self.admitted[next(iter(self.admitted))]
         return True
 
 

@@ -58,6 +58,18 @@ def test_the_site_cap_admits_that_many_new_urls_per_host():
     assert [cap.admit("a") for _ in range(5)] == [True, True, True, False, False]
     assert cap.admit("b") and cap.admitted == {"a": 3, "b": 1}
     assert all(SiteCap(0).admit("a") for _ in range(100))  # 0 is no cap
+    assert SiteCap(0).admitted == {}  # and nothing counted
+
+
+def test_the_site_cap_keeps_the_counts_of_the_hosts_admitted_to_last():
+    cap = SiteCap(3, hosts=2)
+    assert [cap.admit("busy") for _ in range(3)] == [True] * 3
+    for host in ("a", "busy", "b", "busy"):  # busy stays among the last two, and capped
+        cap.admit(host)
+    assert not cap.admit("busy") and set(cap.admitted) == {"b", "busy"}
+    for host in ("c", "d"):
+        cap.admit(host)
+    assert set(cap.admitted) == {"c", "d"} and cap.admit("busy")  # gone for two others: counted from 0
 
 
 def test_a_pages_text_seen_before_on_its_host_is_a_copy_and_the_memory_is_bounded():

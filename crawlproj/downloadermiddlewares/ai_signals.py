@@ -54,8 +54,11 @@ class AiSignalsMiddleware:
         return cls(crawler)
 
     def host_signals(self, host: str, source: str, values: dict[str, str]) -> None:
-        if source == "robots.txt":
-            self.content_signals[host] = values
+        if source == "robots.txt":  # kept for the hosts that say something (a broad crawl meets millions)
+            if values:
+                self.content_signals[host] = values
+            else:
+                self.content_signals.pop(host, None)
 
     async def process_request(self, request: Request, spider: Any = None) -> Request | None:
         if (request.meta.get("dont_obey_robotstxt") or "sitemap_level" in request.meta

@@ -94,7 +94,7 @@ class FrontierScheduler(BaseScheduler):
         self.clock = time.monotonic
         self.hosts = host_politeness(crawler)  # each key's intervals and holds, shared with the Waseda middleware
         self._rule_counts = RuleCounts()
-        self.site_cap = SiteCap(s.getint("MAX_PAGES_PER_HOST"))
+        self.site_cap = SiteCap(s.getint("MAX_PAGES_PER_HOST"), s.getint("HOST_STATE_MEMORY"))
         self.keys = PolitenessKeys(s.get("FRONTIER_KEY"), s.getint("PER_IP_CONCURRENCY"),
                                    s.getfloat("PER_IP_RATE"))  # host -> key
         levels = s.getint("FRONTIER_LEVELS")

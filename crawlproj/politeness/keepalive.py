@@ -82,10 +82,14 @@ class _ConnectionHeaderFactory(_LenientHTTP11ClientFactory):
 
 def expose_connection_header(handler: HTTP11DownloadHandler, settings: Any) -> None:
     """Make an HTTP/1.1 handler (or a subclass, such as the rendering one) put the server's
-    ``Connection`` header on its responses, and bound response headers (``DOWNLOAD_MAX_HEADERS``,
-    ``DOWNLOAD_MAX_HEADER_BYTES``)."""
+    ``Connection`` header on its responses, bound response headers (``DOWNLOAD_MAX_HEADERS``,
+    ``DOWNLOAD_MAX_HEADER_BYTES``) and idle connections' life (``KEEPALIVE_IDLE_SECONDS``)."""
     limits = (settings.getint("DOWNLOAD_MAX_HEADERS"), settings.getint("DOWNLOAD_MAX_HEADER_BYTES"))
     handler._pool._factory = type("BoundedConnectionHeaderFactory", (_ConnectionHeaderFactory,), {"limits": limits})
+    # An idle connection costs some 7 KB of the crawler's memory (its protocol, transport and
+    # timer) and a file descriptor: Twisted keeps one 240 s, which a broad crawl meeting 20 new
+    # hosts a second paid for 4,800 connections to hosts it had left.
+    handler._pool.cachedConnectionTimeout = settings.getfloat("KEEPALIVE_IDLE_SECONDS")
 
 
 class KeepAliveAwareDownloadHandler(HTTP11DownloadHandler):
