@@ -544,3 +544,16 @@ def test_workers_and_the_distributed_profile_render_samples_through_the_frontier
     asked = Settings(base, priority="default")
     asked.set("RENDER_SAMPLE_OFFLINE", True, priority="cmdline")
     assert worker_overrides(asked, "redis://x", 1)["RENDER_SAMPLE_OFFLINE"] == "True"
+
+
+def test_workers_share_the_near_duplicate_index_unless_asked_for_their_own():
+    from scrapy.settings import Settings
+
+    import settings as defaults  # the project: its defaults and profiles
+    from crawlproj.distributed.local_workers import worker_overrides
+
+    base = Settings({k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}, priority="default")
+    assert worker_overrides(base, "redis://x", 1)["NEAR_DUPLICATES_INDEX_CLASS"].endswith("RedisNearDuplicateIndex")
+    local = "crawlproj.content.near_duplicates_pipeline.LocalNearDuplicateIndex"
+    base.set("NEAR_DUPLICATES_INDEX_CLASS", local, priority="cmdline")
+    assert worker_overrides(base, "redis://x", 1)["NEAR_DUPLICATES_INDEX_CLASS"] == local

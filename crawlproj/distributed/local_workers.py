@@ -67,7 +67,11 @@ def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict
         **({} if given_redis(settings) else local),
         "SCHEDULER": "crawlproj.distributed.scheduler.DistributedScheduler",
         "DUPEFILTER_CLASS": "crawlproj.distributed.dupefilter.RedisBloomDupeFilter",
-        "NEAR_DUPLICATES_INDEX_CLASS": "crawlproj.distributed.near_duplicates.RedisNearDuplicateIndex",
+        # Shared unless asked otherwise: each worker's own index on its disk (a host's pages all
+        # go to one worker) keeps Redis to the queue and the revisit state (docs/distributed.md).
+        "NEAR_DUPLICATES_INDEX_CLASS": (settings.get("NEAR_DUPLICATES_INDEX_CLASS")
+                                        if settings.getpriority("NEAR_DUPLICATES_INDEX_CLASS") > SETTINGS_PRIORITIES["project"]
+                                        else "crawlproj.distributed.near_duplicates.RedisNearDuplicateIndex"),
         "REVISIT_QUEUE_CLASS": "crawlproj.distributed.revisit_queue.RedisRevisitQueue",
         "DASHBOARD_REDIS": "True",
         "REFERER_ENABLED": "False",  # as in the distributed profile: queued URLs stay lean in Redis
