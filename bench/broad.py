@@ -181,7 +181,7 @@ def main() -> None:
     frontier = sum(v for k, v in by_structure.items() if k.startswith("frontier") or k == "url_seen")
     shared = sum(v for k, v in by_structure.items() if k.startswith("near_duplicate") or k == "revisit")
     workers_cpu = sum(cpu.values())
-    local_index = sum(f.stat().st_size for f in tmp.glob("*near_duplicates*"))
+    local_index = sum(f.stat().st_size for f in tmp.rglob("*near_duplicates*") if f.is_file())  # in the shards
     out = {"bench": "broad", "hosts": opts.hosts, "seconds": opts.seconds, "workers": 2, "masters": len(masters),
            "pages": pages, "hosts_seen": len(seen.seen),
            "hosts_fetched": len({r.host for r in records if r.path == "/robots.txt"}),
