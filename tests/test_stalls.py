@@ -1,6 +1,7 @@
 """The reactor's held time: the idle-timing event loop, turns for long work, the lag tick."""
 
 import asyncio
+import os
 import time
 
 import pytest
@@ -54,6 +55,53 @@ def test_turns_let_a_due_timer_run_in_the_middle_of_long_work():
     assert all(t >= end for t in ran_at)  # without turns the timer waits for the whole job
 
 
+class _Server:
+    """A server in another process: told to go, it answers one byte ``delay`` seconds later
+    (the answer's arrival, out of reach of this process's GIL)."""
+
+    def __init__(self, delay: float) -> None:
+        import subprocess
+        import sys
+
+        code = ("import sys, time\nwhile sys.stdin.read(1):\n"
+                f"    time.sleep({delay}); sys.stdout.write('x'); sys.stdout.flush()\n")
+        self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def go(self) -> None:
+        self.proc.stdin.write(b"g")
+        self.proc.stdin.flush()
+
+    async def answer(self) -> tuple[float, float]:
+        """Wait for the answer; when the loop's reader read it, and how long since the loop had
+        last found nothing ready then (as the Waseda middleware reads them, at bytes_received)."""
+        from crawlproj.extensions.stalls import quiet_at
+
+        loop, fd = asyncio.get_running_loop(), self.proc.stdout.fileno()
+        read = loop.create_future()
+
+        def reader():
+            if not read.done():
+                os.read(fd, 1)
+                now = time.monotonic()
+                read.set_result((now, now - quiet_at()))
+
+        loop.add_reader(fd, reader)
+        try:
+            return await read
+        finally:
+            loop.remove_reader(fd)
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(5)
+
+
+async def _ticking(ticks: ReactorLag):
+    while True:  # the stall tick, as in a crawl (STALL_TICK)
+        ticks.ticked(time.monotonic())
+        await asyncio.sleep(0.01)
+
+
 def test_a_thread_keeping_the_gil_is_held_time_though_the_loop_looks_idle(monkeypatch):
     """A page thread in one long C call (lexbor, resiliparse) keeps the GIL: the loop's
     thread, woken, waits for it, and the idle-timing loop counts that wait as idle. The
@@ -66,44 +114,90 @@ def test_a_thread_keeping_the_gil_is_held_time_though_the_loop_looks_idle(monkey
     ticks = ReactorLag(0.01)
     monkeypatch.setattr(stalls, "_TICKS", ticks)
     values = [random.random() for _ in range(2_000_000)]
-    took: list[float] = []
+    took: list[tuple[float, float]] = []
 
     def sort_keeping_the_gil():
         time.sleep(0.03)  # starts while the loop waits in its selector, as a page thread's call does
-        start = time.perf_counter()
+        start = time.monotonic()
         sorted(values)  # list.sort on floats: one C call that never lets the GIL go
-        took.append(time.perf_counter() - start)
+        took.append((start, time.monotonic()))
 
-    async def scenario():
-        async def tick():
-            while True:
-                ticks.ticked(time.monotonic())
-                await asyncio.sleep(0.01)
-
-        ticker = asyncio.ensure_future(tick())
+    async def scenario(server):
+        ticker = asyncio.ensure_future(_ticking(ticks))
         await asyncio.sleep(0.05)
         before, started = stalls.held_mark(), time.monotonic()
+        server.go()  # the answer comes at 60 ms, in the middle of the sort
         thread = threading.Thread(target=sort_keeping_the_gil)
         thread.start()
-        while thread.is_alive():
-            await asyncio.sleep(0.01)  # the loop waits: its thread does no work of its own
-        await asyncio.sleep(0.05)
-        after, seconds = stalls.held_mark(), time.monotonic() - started
+        read, waited = await server.answer()
+        after, seconds = stalls.held_mark(), read - started
+        thread.join()
         ticker.cancel()
-        return before, after, seconds
+        return before, after, seconds, read, waited
 
+    server = _Server(0.06)
     missed = []
-    for _ in range(3):  # the loop's thread may be mid-work when the sort starts (a tick's few µs in 10 ms)
-        took.clear()
-        before, after, seconds = run(scenario())
-        assert took[0] >= 0.15, "the sort is too quick on this machine to show a stall"
-        busy, late = after[0] - before[0], after[1] - before[1]
-        assert late >= 0.6 * took[0]  # the tick sees the stall...
-        assert stalls.crawler_held(seconds, before, after) >= 0.6 * took[0] - stalls.OWN_TIME_ALLOWANCE
-        missed.append(busy < 0.5 * took[0])
-        if missed[-1]:
-            break
+    try:
+        for _ in range(3):  # the loop's thread may be mid-work when the sort starts (a tick's few µs in 10 ms)
+            took.clear()
+            before, after, seconds, read, waited = run(scenario(server))
+            (sort_start, sort_end), = took
+            assert sort_end - sort_start >= 0.15, "the sort is too quick on this machine to show a stall"
+            if not sort_start < read - seconds + 0.06 < sort_end:
+                continue  # the answer did not come in the middle of the sort (a loaded machine)
+            kept_waiting = sort_end - (read - seconds + 0.06)  # the answer waited for the GIL this long
+            busy, late = after[0] - before[0], after[1] - before[1]
+            assert late >= 0.6 * kept_waiting  # the tick sees the stall...
+            assert stalls.crawler_held(seconds, before, after, waited) >= 0.6 * kept_waiting - stalls.OWN_TIME_ALLOWANCE
+            missed.append(busy < 0.5 * kept_waiting)
+            if missed[-1]:
+                break
+    finally:
+        server.close()
     assert any(missed)  # ...where the loop's busy clock alone misses most of it
+
+
+def test_work_done_while_the_server_was_still_working_is_not_held_time(monkeypatch):
+    """The loop busy 60 ms at the start of a 150 ms answer, then waiting: the answer was not
+    there yet, so none of that work kept it waiting (both measures count it)."""
+    from crawlproj.extensions import stalls
+
+    ticks = ReactorLag(0.01)
+    monkeypatch.setattr(stalls, "_TICKS", ticks)
+
+    async def scenario(server):
+        ticker = asyncio.ensure_future(_ticking(ticks))
+        await asyncio.sleep(0.05)
+        before, started = stalls.held_mark(), time.monotonic()
+        server.go()
+        time.sleep(0.06)  # the crawler's own work, on the loop's thread
+        read, waited = await server.answer()
+        ticker.cancel()
+        return before, stalls.held_mark(), read - started, waited
+
+    server = _Server(0.15)
+    try:
+        before, after, seconds, waited = run(scenario(server))
+    finally:
+        server.close()
+    busy = after[0] - before[0]
+    assert busy >= 0.06  # the work is seen...
+    assert stalls.crawler_held(seconds, before, after) >= 0.05  # (by both measures alone)
+    assert stalls.crawler_held(seconds, before, after, waited) < 0.03  # ...and known not to have held this answer
+
+
+def test_held_time_is_at_most_the_time_the_answer_can_have_waited():
+    from crawlproj.extensions.stalls import OWN_TIME_ALLOWANCE, LoopIdle, crawler_held
+
+    assert crawler_held(0.2, (1.0, 0.0), (1.1, 0.05)) == pytest.approx(0.1 - OWN_TIME_ALLOWANCE)
+    assert crawler_held(0.2, (1.0, 0.0), (1.1, 0.05), 0.02) == pytest.approx(0.02 - OWN_TIME_ALLOWANCE)
+    assert crawler_held(0.2, (1.0, 0.0), (1.1, 0.05), 0.003) == 0.0
+    assert crawler_held(0.05, (1.0, None), (1.5, None), 1.0) == 0.05  # never more than the fetch
+    idle = LoopIdle()
+    idle.found_nothing(10.0, 10.5, 0.01)  # the kernel checked at 10.01; the thread came back at 10.5
+    assert idle.quiet_at == 10.01
+    idle.found_nothing(11.0, 11.2, None)
+    assert idle.quiet_at == 11.0
 
 
 def test_reactor_lag_sums_how_late_each_tick_ran():
@@ -124,7 +218,7 @@ def test_the_waseda_middleware_hands_each_rest_over_from_the_servers_share_of_th
     from crawlproj.signals import host_rest
 
     values = {k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}
-    crawler = get_crawler(settings_dict={**values, "PROFILE": "sandbox", "MIN_INTERVAL": 0.1, "INTERVAL_DURATION_FACTOR": 10,
+    crawler = get_crawler(settings_dict={**values, "PROFILE": "sandbox", "MIN_INTERVAL": 0.2, "INTERVAL_DURATION_FACTOR": 10,
                                          "WASEDA_INTERVAL_ENABLED": False})
     crawler.stats.open_spider()
     middleware = WasedaIntervalMiddleware.from_crawler(crawler)
@@ -143,8 +237,8 @@ def test_the_waseda_middleware_hands_each_rest_over_from_the_servers_share_of_th
     took = run(fetch(0.1, 0.0))  # a slow server: Mercator's rule rests the host 10x its time
     # (at most 10x the whole fetch: a loaded machine wakes the sleep late)
     assert verdicts[-1].interval.rule == "duration" and 0.9 <= verdicts[-1].interval.seconds <= 10 * took
-    run(fetch(0.0, 0.1))  # a busy crawler is not a slow server
-    assert verdicts[-1].interval.rule == "min_interval" and verdicts[-1].interval.seconds == 0.1
+    run(fetch(0.0, 0.1))  # a busy crawler is not a slow server (but for OWN_TIME_ALLOWANCE: 10 x 0.01 < 0.2)
+    assert verdicts[-1].interval.rule == "min_interval" and verdicts[-1].interval.seconds == 0.2
 
 
 def test_items_waiting_for_the_pipelines_hold_the_frontier_back():

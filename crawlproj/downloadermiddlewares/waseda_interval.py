@@ -12,7 +12,9 @@ the frontier can rest a host without holding one of Scrapy's download slots.
 A fetch's duration is the server's share of it: the time the crawler's own thread was
 held meanwhile (busy, measured by :class:`~crawlproj.extensions.stalls.IdleTimingEventLoop`, or
 stalled, measured by the stall tick), beyond a few milliseconds, is left out, so a busy
-crawler is not read as a slow server.
+crawler is not read as a slow server; but no more than the answer's last bytes can have
+waited to be read: the loop found nothing ready (:func:`~crawlproj.extensions.stalls.quiet_at`)
+before they came, and what it did before then did not delay them.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
 from ..politeness.hosts import host_politeness
 from ..signals import fetch_observed, host_rest
-from ..extensions.stalls import HeldMark, crawler_held, held_mark
+from ..extensions.stalls import HeldMark, crawler_held, held_mark, quiet_at
 
 
 class WasedaIntervalMiddleware:
@@ -42,6 +45,9 @@ class WasedaIntervalMiddleware:
         self.stats = crawler.stats
         self.hosts = host_politeness(crawler)
         self._started: dict[int, tuple[float, HeldMark]] = {}  # id(request) -> (when, the held mark then)
+        self._quiet: dict[int, float] = {}  # id(request) -> quiet_at() when its latest bytes were read
+        crawler.signals.connect(self._bytes_read, signal=signals.headers_received)
+        crawler.signals.connect(self._bytes_read, signal=signals.bytes_received)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WasedaIntervalMiddleware:
@@ -50,6 +56,10 @@ class WasedaIntervalMiddleware:
     def process_request(self, request: Any, spider: Any = None) -> None:
         self._started[id(request)] = (time.monotonic(), held_mark())
         return None
+
+    def _bytes_read(self, request: Any, **_: Any) -> None:
+        if id(request) in self._started and (quiet := quiet_at()) is not None:
+            self._quiet[id(request)] = quiet
 
     def process_response(self, request: Any, response: Response, spider: Any = None) -> Response:
         self._observed(request, response)
@@ -61,6 +71,7 @@ class WasedaIntervalMiddleware:
 
     def _observed(self, request: Any, result: Any) -> None:
         started = self._started.pop(id(request), None)
+        quiet = self._quiet.pop(id(request), None)
         if started is None:
             return  # refused before it reached the handler (robots.txt, address safety): no fetch
         key = request.meta.get("politeness_key")
@@ -70,7 +81,7 @@ class WasedaIntervalMiddleware:
         now = time.monotonic()
         seconds = now - started[0]
         # The crawler's own time, not the server's (beyond a small allowance).
-        held = crawler_held(seconds, started[1], held_mark())
+        held = crawler_held(seconds, started[1], held_mark(), None if quiet is None else now - quiet)
         if held > 0:
             self.stats.inc_value("politeness/busy_discounted_seconds", round(held, 3))
             seconds -= held

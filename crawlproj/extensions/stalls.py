@@ -64,15 +64,23 @@ class ReactorLag:
 
 
 class LoopIdle:
-    """Seconds the event loop has waited in its selector, summed (set by :class:`IdleTimingEventLoop`)."""
+    """Seconds the event loop has waited in its selector, summed, and the last moment it found
+    nothing ready (set by :class:`IdleTimingEventLoop`)."""
 
     def __init__(self) -> None:
         self.total = 0.0
         self.active = False
+        self.quiet_at: float | None = None
 
     def waited(self, seconds: float) -> None:
         self.total += seconds
         self.active = True
+
+    def found_nothing(self, start: float, end: float, timeout: float | None) -> None:
+        """A select from ``start`` to ``end`` returned nothing ready. Readiness lasts until the
+        loop reads, so nothing was ready until the kernel's check, at ``start + timeout`` at
+        the earliest; ``end`` can be much later (the thread waited for the GIL or a core)."""
+        self.quiet_at = min(end, start + max(0.0, timeout or 0.0))
 
 
 #: The process's one event loop's idle time.
@@ -82,10 +90,15 @@ LOOP_IDLE = LoopIdle()
 class _IdleTimingSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
     def select(self, timeout: float | None = None) -> list:
         start = time.monotonic()
+        ready: list = []
         try:
-            return super().select(timeout)
+            ready = super().select(timeout)
+            return ready
         finally:
-            LOOP_IDLE.waited(time.monotonic() - start)
+            end = time.monotonic()
+            LOOP_IDLE.waited(end - start)
+            if not ready:
+                LOOP_IDLE.found_nothing(start, end, timeout)
 
 
 class IdleTimingEventLoop(asyncio.SelectorEventLoop):
@@ -105,11 +118,12 @@ def loop_busy_seconds() -> float | None:
     return time.monotonic() - LOOP_IDLE.total if LOOP_IDLE.active else None
 
 
-#: Busy time up to this much still counts as the server's. Part of it is the crawler
-#: handling this very fetch, and a slow server keeps working meanwhile: the event loop's
-#: busy time is an upper bound on the crawler's share, and leaving all of it out read a
-#: server that took 40 ms as taking 39.75 (a rest 2.5 ms short under the duration rule).
-OWN_TIME_ALLOWANCE = 0.005
+#: Held time up to this much still counts as the server's. Part of it is the crawler handling
+#: this very fetch, and a slow server keeps working meanwhile: the measures are upper bounds
+#: on the crawler's share, and so is the time since the loop last found nothing ready, by up
+#: to the gap between two of its checks (at most the stall tick's 10 ms when it waits). With
+#: 5 ms a 40 ms server read as 39.98 ms, and as 36 ms on a machine running two crawls at once.
+OWN_TIME_ALLOWANCE = 0.01
 
 
 #: The running :class:`StallMonitor`'s tick lateness (a process has one reactor), or None.
@@ -124,11 +138,25 @@ def held_mark() -> HeldMark:
     return loop_busy_seconds(), (_TICKS.total if _TICKS is not None else None)
 
 
-def crawler_held(seconds: float, before: HeldMark, after: HeldMark) -> float:
+def quiet_at() -> float | None:
+    """When (``time.monotonic``) the event loop last found nothing ready; None unless the loop
+    is :class:`IdleTimingEventLoop`. Read when an answer's last bytes are read, it is a moment
+    they had not yet come: held time before it did not keep them waiting."""
+    return LOOP_IDLE.quiet_at if LOOP_IDLE.active else None
+
+
+def crawler_held(seconds: float, before: HeldMark, after: HeldMark, waited_at_most: float | None = None) -> float:
     """Of a fetch that took ``seconds``, the part the crawler's own thread held it (beyond
     :data:`OWN_TIME_ALLOWANCE`), from :func:`held_mark` before and after: the larger of the
-    two measures, since each sees stalls the other misses; 0 unknown."""
+    two measures, since each sees stalls the other misses; 0 unknown.
+
+    Both measures also count work done while the server was still working on the answer.
+    ``waited_at_most`` bounds the held time by how long the answer can have waited to be read
+    (the time since :func:`quiet_at` at its last bytes): without it a loaded machine read a
+    40 ms server as 39.98 ms."""
     held = max((b - a for a, b in zip(before, after) if a is not None and b is not None), default=0.0)
+    if waited_at_most is not None:
+        held = min(held, waited_at_most)
     return min(seconds, max(0.0, held - OWN_TIME_ALLOWANCE))
 
 
