@@ -304,13 +304,25 @@ class SandboxServer:
                 status, body, headers = 404, b"not found\n", {"Content-Type": "text/plain"}
         response = web.StreamResponse(status=status, headers=headers)
         response.content_length = len(body)
-        await response.prepare(request)
-        finish = time.perf_counter()
-        if body:
-            await response.write(body)
-        await response.write_eof()
+        finish = await self._send(request, response, body)
         self._record(request, name, request.path_qs, arrival, finish, status, conn, len(body))
         return response
+
+    @staticmethod
+    async def _send(request: web.BaseRequest, response: web.StreamResponse, body: bytes) -> float:
+        """Send a whole ``body``; the finish, stamped just before the last bytes go to the socket."""
+        # A StreamResponse sends its headers inside prepare(): with no body to follow (a 302, a
+        # 304, a HEAD: aiohttp's own rule) they are the whole response, so the finish is
+        # stamped before. A stamp after them read a redirect's next hop as 1.4 ms early when
+        # the server lost its core between the send and the stamp.
+        empty = not body or must_be_empty_body(request.method, response.status)
+        finish = time.perf_counter()
+        await response.prepare(request)
+        if not empty:
+            finish = time.perf_counter()
+            await response.write(body)
+        await response.write_eof()
+        return finish
 
     def control(self, request: web.BaseRequest) -> web.Response:
         what = request.path[len(CONTROL) :]
