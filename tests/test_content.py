@@ -97,6 +97,19 @@ def test_metadata_falls_back_through_meta_names_and_time_elements():
     assert iso_date("20191119") == "2019-11-19" and iso_date("not a date") is None and iso_date("0001-01-01") is None
 
 
+def test_markdown_links_are_what_urljoin_makes_of_them():
+    from urllib.parse import urljoin
+
+    from crawlproj.content.markdown import Renderer
+
+    base = "http://h.test/a/b.html"
+    renderer = Renderer(base, lambda node: False)
+    for href in ["x.html", "../up", "//o.test/p", "http://x.test/", "https://x.test/a;p?q=1#f", "http://x.test/a/./b",
+                 "http://x.test/a/../b", "http://x.test/?", "http://x.test/#", "http://x.test/a?#", "HTTP://X.test/A",
+                 "http://x.test/a?q=/./", " http://x.test/sp ", "?q", "#top"]:
+        assert renderer._url(href) == urljoin(base, href.strip()), href
+
+
 def test_markdown_can_be_left_out_and_text_capped():
     content = extract_content(ARTICLE.encode(), "utf-8", markdown=False, max_chars=120)
     assert content.markdown == "" and len(content.text) <= 120 and content.limited == "max_chars"

@@ -86,6 +86,8 @@ class Renderer:
         href = (href or "").strip()
         if not href or href.startswith(("javascript:", "data:")):
             return ""
+        if href.startswith(("http://", "https://")) and "/." not in href and "?#" not in href and href[-1] not in "?#":
+            return href  # what urljoin gives it back, at a fifth of its cost (a farm page's 50,000 links)
         try:
             return urljoin(self.base_url, href)
         except ValueError:
