@@ -237,7 +237,7 @@ def test_the_waseda_middleware_hands_each_rest_over_from_the_servers_share_of_th
     took = run(fetch(0.1, 0.0))  # a slow server: Mercator's rule rests the host 10x its time
     # (at most 10x the whole fetch: a loaded machine wakes the sleep late)
     assert verdicts[-1].interval.rule == "duration" and 0.9 <= verdicts[-1].interval.seconds <= 10 * took
-    run(fetch(0.0, 0.1))  # a busy crawler is not a slow server (but for OWN_TIME_ALLOWANCE: 10 x 0.01 < 0.2)
+    run(fetch(0.0, 0.1))  # a busy crawler is not a slow server (10 x OWN_TIME_ALLOWANCE < 0.2)
     assert verdicts[-1].interval.rule == "min_interval" and verdicts[-1].interval.seconds == 0.2
 
 
