@@ -82,3 +82,37 @@ def test_a_request_sent_back_unfetched_keeps_its_importance_and_its_host_active(
     scheduler.frontier.release("a.test", 0.0)
     assert scheduler.next_request() is None  # fetched once: no copy of it goes again
     scheduler.close("finished")
+
+
+def test_a_host_is_released_when_its_download_ends_not_when_the_response_leaves_the_middlewares(tmp_path):
+    """The Waseda verdict comes as the download ends; a page then waits its turn in a page thread
+    (PageParseMiddleware) before the fetch is over for Scrapy. The host's next request may go
+    meanwhile (an 8 MB page's parse held every host 1.3 s), and the fetch's end releases nothing
+    twice: the host's next request, in flight by then, keeps its key."""
+    import time
+
+    from scrapy import Request, Spider, signals
+    from scrapy.http import Response
+
+    from crawlproj import signals as crawl_signals
+
+    values = {k: getattr(base, k) for k in dir(base) if k.isupper()}
+    crawler = get_crawler(Spider, settings_dict={**values, "PROFILE": "sandbox", "MIN_INTERVAL": 0.0,
+                                                 "FRONTIER_SPILL_DIR": str(tmp_path / "spill")})
+    crawler.stats.open_spider()
+    scheduler = FrontierScheduler.from_crawler(crawler)
+    crawler.spider = Spider("t")
+    scheduler.open(crawler.spider)
+    for page in ("one", "two", "three"):
+        scheduler.enqueue_request(Request(f"http://a.test/{page}.html"))
+    first = scheduler.next_request()
+    assert first is not None and scheduler.next_request() is None  # one at a time
+    crawler.signals.send_catch_log(signals.request_reached_downloader, request=first, spider=crawler.spider)
+    response = Response(first.url, body=b"<html></html>")
+    verdict = scheduler.hosts.fetched("a.test", response, 0.0, time.monotonic(), time.monotonic(), time.time())
+    crawler.signals.send_catch_log(crawl_signals.host_rest, request=first, verdict=verdict)
+    second = scheduler.next_request()  # the first is still in the middlewares
+    assert second is not None and second.url != first.url
+    crawler.signals.send_catch_log(crawl_signals.fetch_finished, request=first, result=response)
+    assert scheduler.next_request() is None  # the second holds the key
+    scheduler.close("finished")
