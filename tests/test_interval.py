@@ -65,3 +65,19 @@ def test_interval_lists_every_rule_that_took_part():
     assert parts["duration"] == pytest.approx(2.0) and parts["crawl_delay"] == 2.5
     assert parts["waseda"] == pytest.approx(1.0 + 10 * 0.75 + 30 * 1 / 10)
     assert (got.rule, got.seconds) == ("waseda", parts["waseda"])
+
+
+def test_the_duration_rule_reads_a_hosts_typical_fetch_not_a_lone_slow_one():
+    from scrapy.http import Response
+
+    from crawlproj.politeness.hosts import HostPoliteness, typical_duration
+    from crawlproj.politeness.interval import IntervalPolicy
+
+    assert typical_duration((0.05,)) == 0.05 and typical_duration((0.001, 0.05)) == 0.05  # the last, until three
+    assert typical_duration((0.001, 0.05, 0.002)) == 0.002  # one slow of three: the crawler's hiccup
+    assert typical_duration((0.04, 0.001, 0.05)) == 0.04  # two slow of three: a slow server
+    hosts = HostPoliteness(IntervalPolicy(min_interval=0.2, duration_factor=10, waseda=False))
+    ok = Response("http://a.test/", body=b"x")
+    rests = [hosts.fetched("a.test", ok, d, 0.0, 0.0, 0.0).interval for d in (0.001, 0.002, 0.05, 0.001, 0.06, 0.07)]
+    assert [round(r.seconds, 3) for r in rests] == [0.2, 0.2, 0.2, 0.2, 0.5, 0.6]
+    assert [r.rule for r in rests][-2:] == ["duration", "duration"]
