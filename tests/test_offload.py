@@ -107,3 +107,21 @@ def test_the_helper_process_ends_with_the_crawl_even_after_a_kill_9():
             raise AssertionError("the helper process outlived the crawl")
     finally:
         crawl.kill()
+
+
+def test_closing_joins_the_helper_processes_manager_threads():
+    """A manager thread still winding down when Python exits made concurrent.futures' exit hook
+    write to its closed wake-up pipe: a traceback (EBADF) after a crawl's last line, seen in
+    two crawls of a make test run."""
+    workers = PageWorkers(1, 5, 0, process_min_bytes=1)
+
+    async def use_both():
+        await workers.run(os.getpid, size=10)
+        await workers.run_document(os.getpid, timeout=5, memory=2**30)
+
+    asyncio.run(use_both())
+    managers = [pool._executor_manager_thread for pool in (workers.process, workers.documents)]
+    helpers = [p.pid for pool in (workers.process, workers.documents) for p in pool._processes.values()]
+    workers.close()
+    assert not any(thread.is_alive() for thread in managers)
+    assert all(_ended(pid, 5) for pid in helpers)

@@ -80,6 +80,10 @@ def _start_document_helper(prepare: Callable[[], Any] | None) -> None:
         prepare()
 
 
+#: How long closing waits for a helper process's manager thread once the helper is killed.
+CLOSE_JOIN_SECONDS = 5.0
+
+
 class PageWorkers:
     """The crawl's page threads (``PAGE_THREADS``): run a function there and await it, within
     ``PAGE_STAGE_TIMEOUT``. Pages of fewer than ``PAGE_THREAD_MIN_BYTES`` are not sent.
@@ -204,9 +208,18 @@ class PageWorkers:
         logger.warning("the page helper process ran past PAGE_STAGE_TIMEOUT (%g s): restarted", self.timeout)
 
     def close(self) -> None:
-        for pool in (self.executor, self.process, self.documents):
+        """Done with the crawl: the threads let go, the helper processes killed and their manager
+        threads joined (bounded). A manager thread still closing its wake-up pipe when Python
+        exits races concurrent.futures' exit hook, which then writes to the closed pipe and
+        prints a traceback (EBADF) after the crawl's last line (Python 3.11)."""
+        if self.executor is not None:
+            self.executor.shutdown(wait=False, cancel_futures=True)
+        for pool in (self.process, self.documents):
             if pool is not None:
-                pool.shutdown(wait=False, cancel_futures=True)
+                manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
+                self._kill(pool)
+                if manager is not None:
+                    manager.join(CLOSE_JOIN_SECONDS)
         self.executor = self.process = self.documents = None
 
 
