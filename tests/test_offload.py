@@ -125,3 +125,23 @@ def test_closing_joins_the_helper_processes_manager_threads():
     workers.close()
     assert not any(thread.is_alive() for thread in managers)
     assert all(_ended(pid, 5) for pid in helpers)
+
+
+def test_a_large_page_is_parsed_in_the_helper_process_as_it_would_be_in_a_thread():
+    """The page-parse middleware sends a page of PAGE_PROCESS_MIN_BYTES or more to the helper
+    process (so that small pages do not wait behind it in the page thread): the same page."""
+    from crawlproj.downloadermiddlewares.page_parse import _parse
+
+    text = PAGE.decode()
+    workers = PageWorkers(1, 120, 0, process_min_bytes=1_000_000)
+
+    async def both():
+        return (await workers.run(_parse, text, PageBudget(), 3, size=100),
+                await workers.run(_parse, text, PageBudget(), 3, size=len(PAGE)))
+
+    try:
+        in_thread, in_process = asyncio.run(both())
+    finally:
+        workers.close()
+    assert in_process.links == in_thread.links and len(in_thread.links) >= 1
+    assert in_process.title == in_thread.title == "Large" and in_process.over_budget == in_thread.over_budget
