@@ -33,10 +33,10 @@ def url_hashes(key: str) -> tuple[int, int]:
     return int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:], "little") | 1
 
 
-
 def _mark(key: str) -> int:
     """A key as the worker's own sets hold it: its hash (this process's; never shared)."""
     return hash(key)
+
 
 class RedisBloomDupeFilter(BaseDupeFilter):
     """Drops requests whose URL any worker has seen, with Bloom filters in Redis.
@@ -91,8 +91,9 @@ class RedisBloomDupeFilter(BaseDupeFilter):
         key = url_key(request)
         if self.seen(key):
             return True
-        if _mark(key) in self.fresh:
-            self.fresh.discard(_mark(key))
+        mark = _mark(key)
+        if mark in self.fresh:
+            self.fresh.discard(mark)
             return False
         tag, h1, h2 = self.locate(key, request.url)
         if connection.run_scripts(self.r, [(self._seen, [f"{tag}:ready"],

@@ -90,15 +90,14 @@ LOOP_IDLE = LoopIdle()
 class _IdleTimingSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
     def select(self, timeout: float | None = None) -> list:
         start = time.monotonic()
-        ready: list = []
         try:
             ready = super().select(timeout)
-            return ready
         finally:
             end = time.monotonic()
             LOOP_IDLE.waited(end - start)
-            if not ready:
-                LOOP_IDLE.found_nothing(start, end, timeout)
+        if not ready:  # a select that failed says nothing of readiness
+            LOOP_IDLE.found_nothing(start, end, timeout)
+        return ready
 
 
 class IdleTimingEventLoop(asyncio.SelectorEventLoop):
