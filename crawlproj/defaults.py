@@ -490,9 +490,10 @@ PAGE_THREAD_MIN_BYTES: number(int, 0) = 0
 PAGE_THREAD_SWITCH_INTERVAL: number(float, 0) = 0.001
 #: Page threads; 0 does all per-page work on the reactor's thread.
 PAGE_THREADS: number(int, 0) = 1
-#: HTML pages of at least this many bytes have their main text extracted and signed in a
-#: helper process instead of a page thread: resiliparse's main-content step keeps the GIL,
-#: and on a page of megabytes every host's next request would wait for it. Few pages are
+#: HTML pages of at least this many bytes are parsed, and have their main text extracted and
+#: signed, in a helper process instead of a page thread: resiliparse's main-content step keeps
+#: the GIL, and on a page of megabytes every host's next request would wait for it (and, in
+#: the one page thread, every smaller page's parse). Few pages are
 #: this large, so the pickling costs little. 0: never (page threads only). With PAGE_THREADS
 #: 0, all per-page work stays on the reactor's thread, large pages' too.
 PAGE_PROCESS_MIN_BYTES: number(int, 0) = 1024 * 1024
