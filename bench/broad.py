@@ -125,6 +125,8 @@ def main() -> None:
     parser.add_argument("--near-duplicates", choices=("local", "shared"), default="local",
                         help="each worker's index on its own disk (its hosts' pages), or one in Redis for all")
     parser.add_argument("--smoke", action="store_true", help="2,000 hosts for 40 s (make test)")
+    parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="another setting for the crawl (repeatable)")
     opts = parser.parse_args()
     if opts.smoke:
         opts.hosts, opts.seeds, opts.seconds = 2000, 20, 40.0
@@ -139,7 +141,9 @@ def main() -> None:
         settings = {"WORKERS": 2, "REDIS_URL": cluster.url, "HOST_RESOLVE": sandbox.host_resolve,
                     "CLOSESPIDER_TIMEOUT": opts.seconds, "MIN_INTERVAL": opts.interval, "RENDER_MODE": "never",
                     "CONCURRENT_REQUESTS": 64, "LOG_LEVEL": "WARNING", "WARC_ENABLED": False,
-                    "SHARED_STATE_CAPACITY": opts.capacity or max(1000, int(80 * opts.seconds)), "STORE_URI": f"sqlite:///{tmp}/crawl.db"}
+                    "SHARED_STATE_CAPACITY": opts.capacity or max(1000, int(80 * opts.seconds)), "STORE_URI": f"sqlite:///{tmp}/crawl.db",
+                    "STATS_FILE": str(tmp / "stats.json")}
+        settings.update(item.split("=", 1) for item in opts.set)
         if opts.near_duplicates == "local":
             settings["NEAR_DUPLICATES_INDEX_CLASS"] = "crawlproj.content.near_duplicates_pipeline.LocalNearDuplicateIndex"
         main_proc = subprocess.Popen(crawl_command("web", {"seeds": str(tmp / "seeds.txt")}, settings),
@@ -181,8 +185,9 @@ def main() -> None:
     frontier = sum(v for k, v in by_structure.items() if k.startswith("frontier") or k == "url_seen")
     shared = sum(v for k, v in by_structure.items() if k.startswith("near_duplicate") or k == "revisit")
     workers_cpu = sum(cpu.values())
+    stats = json.loads((tmp / "stats.json").read_text()) if (tmp / "stats.json").exists() else {}
     local_index = sum(f.stat().st_size for f in tmp.rglob("*near_duplicates*") if f.is_file())  # in the shards
-    out = {"bench": "broad", "hosts": opts.hosts, "seconds": opts.seconds, "workers": 2, "masters": len(masters),
+    out = {"bench": "broad", "settings": dict(item.split("=", 1) for item in opts.set), "hosts": opts.hosts, "seconds": opts.seconds, "workers": 2, "masters": len(masters),
            "pages": pages, "hosts_seen": len(seen.seen),
            "hosts_fetched": len({r.host for r in records if r.path == "/robots.txt"}),
            "worker_rss_mb_at_hosts_seen": marks, "worker_peak_rss_mb": [round(v / 2**20) for v in peaks.values()],
@@ -194,6 +199,8 @@ def main() -> None:
            "violations": report["violations"], "max_concurrency": report["max_concurrency"],
            "pages_per_s": round(pages / opts.seconds, 2),
            "pages_per_s_per_core": round(pages / workers_cpu, 2) if workers_cpu else None,
+           "gc_full_of_one_worker": {k.split("/", 1)[1]: round(v, 3) if isinstance(v, float) else v
+                                     for k, v in stats.items() if k.startswith("gc/full_")},
            "samples": samples[:: max(1, len(samples) // 12)], "wall_seconds": round(time.monotonic() - started)}
     print(json.dumps(with_peak_rss(out)))
 

@@ -672,7 +672,9 @@ REVISIT_FACTOR: number(float, 0, inclusive=False) = 1.0
 REVISIT_BUDGET: number(float, 0) = 0.0
 REVISIT_SHARE: fraction_or_one = 0.5
 REVISIT_REPLAN_SECONDS: number(float, 0) = 60.0
-REVISIT_RATE_SAMPLE: number(int, 100) = 100_000
+#: Estimated rates a replan draws at random (the budget's multiplier is a mean over them; the
+#: replan steers toward the revisits actually made): more costs each worker memory and time.
+REVISIT_RATE_SAMPLE: number(int, 100) = 20_000
 #: The budget schedule never revisits a page before it has changed with this probability, so
 #: an ample budget is not spent on pages that rarely change.
 REVISIT_MIN_CHANGE: probability = 0.1
@@ -762,6 +764,11 @@ ESTIMATE_WINDOW: number(float, 1) = 30.0
 #: GC_THRESHOLDS (generation 0, 1, 2): fewer, shorter collection pauses (crawlproj.extensions.gc_tuning).
 GC_TUNING_ENABLED: boolean = True
 GC_THRESHOLDS: int_list = [50_000, 20, 20]
+#: Seconds between full collections, which free what young collections leave in reference cycles
+#: (each closed connection's objects, among others); 0: only when GC_THRESHOLDS asks. Stretched
+#: so that their pauses take at most GC_FULL_MAX_SHARE of the time (crawlproj.extensions.gc_tuning).
+GC_FULL_INTERVAL: number(float, 0) = 60.0
+GC_FULL_MAX_SHARE: number(float, 0) = 0.01
 #: asyncio's selector loop, timing how long it waits for I/O: a fetch's duration then leaves
 #: out, exactly, the time the crawler's own thread was busy (crawlproj.extensions.stalls).
 ASYNCIO_EVENT_LOOP: class_path = "crawlproj.extensions.stalls.IdleTimingEventLoop"

@@ -292,6 +292,46 @@ def test_revisit_queue_in_redis_is_partitioned_by_host(any_redis):
     assert one.changed_since(1, 1e9) and not one.changed_since(2, 1e9)
 
 
+def test_a_replan_draws_its_redis_sample_off_the_reactor_thread(redis_server, tmp_path, monkeypatch):
+    """A shared queue's replan sample (many round trips, up to 100,000 states decoded) once held
+    the reactor 3-4 s a minute in each worker of a broad crawl."""
+    import threading
+
+    from scrapy.utils.test import get_crawler
+    from twisted.internet import defer, reactor
+
+    import settings as defaults
+    from crawlproj.revisit import pipeline as revisit_pipeline
+    from crawlproj.revisit.pipeline import RevisitPipeline
+
+    crawler = get_crawler(settings_dict={
+        **{k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}, "PROFILE": "sandbox",
+        "RENDER_MODE": "never", "REDIS_URL": redis_server.url, "REVISIT_BUDGET": 1000.0,
+        "REVISIT_QUEUE_CLASS": "crawlproj.distributed.revisit_queue.RedisRevisitQueue"})
+    crawler.stats.open_spider()
+    pipeline = RevisitPipeline.from_crawler(crawler)
+    for i in range(50):
+        state = pipeline.planner.first(f"http://h{i % 5}.test/{i}", f"h{i % 5}.test", float(i))
+        pipeline.queue.put(state.__class__(**{**state.__dict__, "rate": 1e-4 * (i + 1)}))
+    pipeline.queue.commit()
+    threads = []
+    sample = pipeline.queue.state_sample
+    monkeypatch.setattr(pipeline.queue, "state_sample", lambda n: threads.append(threading.current_thread()) or sample(n))
+
+    def in_a_thread(f):
+        out = []
+        t = threading.Thread(target=lambda: out.append(f()))
+        t.start()
+        t.join()
+        return defer.succeed(out[0])
+
+    monkeypatch.setattr(revisit_pipeline, "deferToThread", in_a_thread)
+    monkeypatch.setattr(reactor, "running", True, raising=False)
+    pipeline.replan()
+    assert threads and threads[0] is not threading.main_thread()
+    assert crawler.stats.get_value("revisit/mu") is not None and crawler.stats.get_value("revisit/tracked") == 50
+    assert not pipeline._sampling
+
 def test_distributed_scheduler_keeps_no_local_journal_even_with_a_jobdir(redis_server, tmp_path):
     from scrapy.utils.test import get_crawler
 

@@ -58,6 +58,10 @@ def _int_id(url: str) -> int:
 class RedisRevisitQueue(BufferedWrites):
     """Reader and buffered writer of the revisit state in Redis (see the module docstring)."""
 
+    #: The replan draws its samples in a thread: they only read Redis, and redis-py's clients
+    #: are safe to share between threads (SQLite's connection is not).
+    samples_off_thread = True
+
     @classmethod
     def from_settings(cls, settings) -> RedisRevisitQueue:  # noqa: ANN001 - Scrapy Settings
         from . import connection

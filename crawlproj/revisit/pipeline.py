@@ -15,6 +15,7 @@ from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import load_object
+from twisted.internet.threads import deferToThread
 
 from .. import signals as crawl_signals
 from ..changes.watches import WatchList
@@ -113,6 +114,7 @@ class RevisitPipeline:
         self._last_replan = time.monotonic()
         self._revisits_since = 0  # revisits recorded since the last replan
         self._target: float | None = None  # budget asked of the allocation (steered)
+        self._sampling = False  # a replan's sample is being drawn in a thread
         self.lastmods: dict[str, float] = {}  # sitemap lastmods of URLs not visited yet
         self.dates = DateCheck()  # whose Last-Modified dates are believed
         self.watches = WatchList(settings_store(s), s.getfloat("WATCH_REFRESH_SECONDS"))
@@ -350,10 +352,35 @@ class RevisitPipeline:
             self._target = budget
         elif used > 0:  # clamping and first intervals make use drift from the plan: steer it
             self._target = min(max(self._target * budget / used, 0.5 * budget), 2 * budget)
-        self.planner.fit_priors(self.queue.state_sample(min(self.sample_size, PRIOR_SAMPLE)))
+        self.stats.set_value("revisit/budget_per_day", round(budget * DAY, 3))
+        from twisted.internet import reactor
+        if getattr(self.queue, "samples_off_thread", False) and reactor.running:
+            # a shared queue's sample is many round trips and 100,000 states decoded: seconds
+            # that would hold every host's next request (measured: 3-4 s a minute in a broad crawl)
+            if not self._sampling:
+                self._sampling = True
+                d = deferToThread(self._draw)
+                d.addCallback(self._fit)
+                d.addErrback(lambda f: logger.error("revisit replan: %s", f.getErrorMessage()))
+                d.addBoth(self._sampled)
+            return
+        self._fit(self._draw())
+
+    def _draw(self) -> tuple[list[UrlState], list[float], int, int]:
+        """The replan's random samples from the queue: states for the priors, rates for the budget."""
+        priors = self.queue.state_sample(min(self.sample_size, PRIOR_SAMPLE))
         rates, total = self.queue.rate_sample(self.sample_size)
+        return priors, rates, total, self.queue.count()
+
+    def _fit(self, drawn: tuple[list[UrlState], list[float], int, int]) -> None:
+        priors, rates, total, tracked = drawn
+        if self.closed:
+            return
+        self.planner.fit_priors(priors)
         if rates:
             mu = self.planner.replan(rates, self._target * len(rates) / total)
             self.stats.set_value("revisit/mu", mu)
-        self.stats.set_value("revisit/budget_per_day", round(budget * DAY, 3))
-        self.stats.set_value("revisit/tracked", self.queue.count())
+        self.stats.set_value("revisit/tracked", tracked)
+
+    def _sampled(self, _result=None) -> None:
+        self._sampling = False

@@ -1,0 +1,45 @@
+"""The garbage collector's tuning for a long crawl (crawlproj.extensions.gc_tuning)."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+from scrapy.statscollectors import MemoryStatsCollector
+from scrapy.utils.test import get_crawler
+from twisted.internet.task import Clock
+
+from crawlproj.extensions.gc_tuning import GcTuning, next_full_delay
+
+
+def test_a_full_collection_runs_on_a_clock_and_frees_cycles_the_young_collections_left():
+    class Connection:  # a closed connection's objects: each holds the other
+        pass
+
+    stats, clock = MemoryStatsCollector(get_crawler()), Clock()
+    ext = GcTuning([], full_interval=60.0, max_share=0.01, stats=stats, clock=clock)
+    thresholds = gc.get_threshold()
+    try:
+        ext.engine_started()
+        gc.set_threshold(0)  # no automatic collection: only the extension's
+        a, b = Connection(), Connection()
+        a.peer, b.peer = b, a
+        alive = weakref.ref(a)
+        del a, b
+        clock.advance(59.0)
+        assert alive() is not None and not stats.get_value("gc/full_collections")
+        clock.advance(1.0)
+        assert alive() is None
+        assert stats.get_value("gc/full_collections") == 1 and stats.get_value("gc/full_freed_objects") >= 2
+        assert clock.getDelayedCalls() and clock.getDelayedCalls()[0].getTime() == 120.0
+        ext.engine_stopped()
+        assert not clock.getDelayedCalls()
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
+
+
+def test_full_collections_take_at_most_their_share_of_the_time():
+    assert next_full_delay(60.0, 0.05, 0.01) == 60.0
+    assert next_full_delay(60.0, 1.5, 0.01) == 150.0
+    assert next_full_delay(60.0, 1.5, 0.0) == 60.0
