@@ -206,8 +206,14 @@ class RedisRevisitQueue(BufferedWrites):
 
     def _sample(self, n: int) -> list[bytes]:
         """Up to about ``n`` packed states drawn at random over the partitions' buckets."""
+        total = self.count()
+        if total <= n:  # all of them: random buckets of a table laid out for its capacity are mostly empty
+            raws = [raw for key in self.r.scan_iter(match=f"{self.p}:s:*", count=1000) for raw in self.r.hvals(key)]
+            random.shuffle(raws)
+            return raws[:n]
+        per_draw = min(8.0, max(total / (self.partitions * self.buckets), 0.125))  # states a draw finds
         draws = [(part, random.randrange(self.buckets)) for part in range(self.partitions)
-                 for _ in range(max(1, n // (self.partitions * 8)))]
+                 for _ in range(min(self.buckets, max(1, math.ceil(n / (self.partitions * per_draw)))))]
         found = execute_pipeline(self.r, lambda pipe: [pipe.hrandfield(f"{self.p}:s:{part}:{b}", 8, withvalues=True)
                                                        for part, b in draws])
         raws = [raw for pairs in found for raw in pairs[1::2]]
