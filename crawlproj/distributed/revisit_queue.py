@@ -204,9 +204,10 @@ class RedisRevisitQueue(BufferedWrites):
         states.update((u, s) for u, s in self._puts.items() if s.host == host)
         return list(states.values())
 
-    def _sample(self, n: int) -> list[bytes]:
-        """Up to about ``n`` packed states drawn at random over the partitions' buckets."""
-        total = self.count()
+    def _sample(self, n: int, total: int | None = None) -> list[bytes]:
+        """Up to about ``n`` packed states drawn at random over the partitions' buckets
+        (``total``: the states held, when the caller has counted them)."""
+        total = self.count() if total is None else total
         if total <= n:  # all of them: random buckets of a table laid out for its capacity are mostly empty
             raws = [raw for key in self.r.scan_iter(match=f"{self.p}:s:*", count=1000) for raw in self.r.hvals(key)]
             random.shuffle(raws)
@@ -228,7 +229,7 @@ class RedisRevisitQueue(BufferedWrites):
         total = self.count()
         if not total:
             return [], 0
-        states = self.state_sample(n)
+        states = [unpack(raw) for raw in self._sample(n, total)]
         rates = [s.rate for s in states if s.rate is not None]
         # (sampled rates, estimated rows with a rate): the pipeline scales its budget by the ratio
         return rates, round(total * len(rates) / max(1, len(states)))

@@ -49,7 +49,6 @@ class GcTuning:
         self.max_share = max_share
         self.stats = stats
         self._call = None
-        self._stopped = False
         self._clock = clock
 
     @classmethod
@@ -90,13 +89,12 @@ class GcTuning:
             self.stats.inc_value("gc/full_pause_total_s", pause)
             self.stats.max_value("gc/full_pause_max_s", pause)
         logger.debug("gc: full collection freed %d objects in %.3f s", freed, pause)
-        if self.full_interval > 0 and not self._stopped:
+        if self.full_interval > 0:
             self._call = self.clock.callLater(next_full_delay(self.full_interval, pause, self.max_share),
                                            self.collect_fully)
         return freed
 
     def engine_stopped(self) -> None:
-        self._stopped = True
         if self._call is not None and self._call.active():
             self._call.cancel()
         self._call = None

@@ -355,7 +355,7 @@ class RevisitPipeline:
         self.stats.set_value("revisit/budget_per_day", round(budget * DAY, 3))
         from twisted.internet import reactor
         if getattr(self.queue, "samples_off_thread", False) and reactor.running:
-            # a shared queue's sample is many round trips and 100,000 states decoded: seconds
+            # a shared queue's sample is many round trips and thousands of states decoded: seconds
             # that would hold every host's next request (measured: 3-4 s a minute in a broad crawl)
             if not self._sampling:
                 self._sampling = True
