@@ -294,16 +294,11 @@ def test_revisit_queue_in_redis_is_partitioned_by_host(any_redis):
     assert one.changed_since(1, 1e9) and not one.changed_since(2, 1e9)
 
 
-def test_a_replan_draws_its_redis_sample_off_the_reactor_thread(redis_server, tmp_path, monkeypatch):
-    """A shared queue's replan sample (many round trips, up to 100,000 states decoded) once held
-    the reactor 3-4 s a minute in each worker of a broad crawl."""
-    import threading
-
+def revisit_pipeline_on(redis_server):
+    """A crawler and its revisit pipeline over a Redis revisit queue (a budget, so replans fit)."""
     from scrapy.utils.test import get_crawler
-    from twisted.internet import defer, reactor
 
     import settings as defaults
-    from crawlproj.revisit import pipeline as revisit_pipeline
     from crawlproj.revisit.pipeline import RevisitPipeline
 
     crawler = get_crawler(settings_dict={
@@ -311,7 +306,19 @@ def test_a_replan_draws_its_redis_sample_off_the_reactor_thread(redis_server, tm
         "RENDER_MODE": "never", "REDIS_URL": redis_server.url, "REVISIT_BUDGET": 1000.0,
         "REVISIT_QUEUE_CLASS": "crawlproj.distributed.revisit_queue.RedisRevisitQueue"})
     crawler.stats.open_spider()
-    pipeline = RevisitPipeline.from_crawler(crawler)
+    return crawler, RevisitPipeline.from_crawler(crawler)
+
+
+def test_a_replan_draws_its_redis_sample_off_the_reactor_thread(redis_server, tmp_path, monkeypatch):
+    """A shared queue's replan sample (many round trips, up to 100,000 states decoded) once held
+    the reactor 3-4 s a minute in each worker of a broad crawl."""
+    import threading
+
+    from twisted.internet import defer, reactor
+
+    from crawlproj.revisit import pipeline as revisit_pipeline
+
+    crawler, pipeline = revisit_pipeline_on(redis_server)
     for i in range(50):
         state = pipeline.planner.first(f"http://h{i % 5}.test/{i}", f"h{i % 5}.test", float(i))
         pipeline.queue.put(state.__class__(**{**state.__dict__, "rate": 1e-4 * (i + 1)}))
@@ -332,7 +339,34 @@ def test_a_replan_draws_its_redis_sample_off_the_reactor_thread(redis_server, tm
     pipeline.replan()
     assert threads and threads[0] is not threading.main_thread()
     assert crawler.stats.get_value("revisit/mu") is not None and crawler.stats.get_value("revisit/tracked") == 50
-    assert not pipeline._sampling
+    assert pipeline._drawing is None
+
+
+def test_a_crawl_closing_during_a_replan_draw_closes_the_revisit_queue_after_it(redis_server, monkeypatch):
+    """The queue (and the Redis client under it) stays open until a replan's threaded draw ends:
+    a queue closed under the draw left the thread reading through a client being shut down."""
+    from twisted.internet import defer, reactor
+
+    from crawlproj.revisit import pipeline as revisit_pipeline
+
+    crawler, pipeline = revisit_pipeline_on(redis_server)
+    state = pipeline.planner.first("http://h.test/", "h.test", 0.0)
+    pipeline.queue.put(state.__class__(**{**state.__dict__, "rate": 1e-4}))
+    pending: list[defer.Deferred] = []
+    monkeypatch.setattr(revisit_pipeline, "deferToThread", lambda f: pending.append(defer.Deferred()) or pending[-1])
+    monkeypatch.setattr(reactor, "running", True, raising=False)
+    closed = []
+    monkeypatch.setattr(pipeline.queue, "close", lambda: closed.append(True))
+    pipeline.replan()
+    pipeline.replan()  # a draw in progress is not started again
+    assert len(pending) == 1
+    done = pipeline.close_spider()
+    assert done is not None and not closed  # the draw still reads the queue
+    pending[0].callback(pipeline._draw())
+    assert closed == [True] and pipeline._drawing is None
+    assert crawler.stats.get_value("revisit/mu") is None  # a closed crawl's fit is dropped
+    assert pipeline.close_spider() is None and closed == [True, True]
+
 
 def test_distributed_scheduler_keeps_no_local_journal_even_with_a_jobdir(redis_server, tmp_path):
     from scrapy.utils.test import get_crawler

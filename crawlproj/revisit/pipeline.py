@@ -15,6 +15,7 @@ from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import load_object
+from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThread
 
 from .. import signals as crawl_signals
@@ -114,7 +115,7 @@ class RevisitPipeline:
         self._last_replan = time.monotonic()
         self._revisits_since = 0  # revisits recorded since the last replan
         self._target: float | None = None  # budget asked of the allocation (steered)
-        self._sampling = False  # a replan's sample is being drawn in a thread
+        self._drawing: Deferred | None = None  # a replan's sample being drawn in a thread
         self.lastmods: dict[str, float] = {}  # sitemap lastmods of URLs not visited yet
         self.dates = DateCheck()  # whose Last-Modified dates are believed
         self.watches = WatchList(settings_store(s), s.getfloat("WATCH_REFRESH_SECONDS"))
@@ -132,9 +133,12 @@ class RevisitPipeline:
         self.stats.set_value("revisit/tracked", self.queue.count())  # kept as rows come and go
         self.replan()
 
-    def close_spider(self, spider: Spider | None = None) -> None:
+    def close_spider(self, spider: Spider | None = None) -> Deferred | None:
         self.closed = True
+        if self._drawing is not None:  # the queue (and its Redis client) outlives the thread's draw
+            return self._drawing.addBoth(lambda _: self.queue.close())
         self.queue.close()
+        return None
 
     # -- visits ------------------------------------------------------------
     def process_item(self, item: object, spider: Spider | None = None) -> object:
@@ -357,9 +361,8 @@ class RevisitPipeline:
         if getattr(self.queue, "samples_off_thread", False) and reactor.running:
             # a shared queue's sample is many round trips and thousands of states decoded: seconds
             # that would hold every host's next request (measured: 3-4 s a minute in a broad crawl)
-            if not self._sampling:
-                self._sampling = True
-                d = deferToThread(self._draw)
+            if self._drawing is None:
+                self._drawing = d = deferToThread(self._draw)
                 d.addCallback(self._fit)
                 d.addErrback(lambda f: logger.error("revisit replan: %s", f.getErrorMessage()))
                 d.addBoth(self._sampled)
@@ -383,4 +386,4 @@ class RevisitPipeline:
         self.stats.set_value("revisit/tracked", tracked)
 
     def _sampled(self, _result=None) -> None:
-        self._sampling = False
+        self._drawing = None
