@@ -159,6 +159,10 @@ KEEPALIVE_CLOSE_PAUSE: number(float, 0) = 2.0
 #: them 240 s): longer than the politeness interval of most hosts, so a host crawled on reuses
 #: its connection, and short enough that a broad crawl does not hold one for every host it left.
 KEEPALIVE_IDLE_SECONDS: number(float, 0, inclusive=False) = 60.0
+#: At most this many idle persistent connections over all hosts, the longest idle closed first,
+#: and at most a quarter of the process's file descriptors (RLIMIT_NOFILE): a broad crawl leaves
+#: hosts faster than KEEPALIVE_IDLE_SECONDS lets their connections go. 0: only the descriptors' cap.
+KEEPALIVE_MAX_IDLE: number(int, 0) = 1000
 #: Keep-alive aware HTTP/1.1, and the browser for requests that need rendering.
 DOWNLOAD_HANDLERS: handlers = {  # keep-alive aware HTTP/1.1, and rendering for requests that need it
     "http": "crawlproj.rendering.handler.RenderingDownloadHandler",

@@ -1,5 +1,8 @@
 """Each key's politeness state after a fetch (crawlproj.politeness.hosts, pure: no reactor)."""
 
+import resource
+from types import SimpleNamespace
+
 from scrapy.exceptions import DownloadConnectionRefusedError
 from scrapy.http import Response
 
@@ -145,15 +148,62 @@ def test_idle_hosts_state_is_spilled_and_read_back_whole_so_rests_and_robots_rul
 def test_an_idle_connection_is_kept_for_keepalive_idle_seconds():
     """Twisted keeps an idle persistent connection 240 s: a broad crawl held one (7 KB and a file
     descriptor) for every host it had left in the last four minutes."""
-    from types import SimpleNamespace
-
     from scrapy.settings import Settings
 
     from crawlproj import defaults
     from crawlproj.politeness.keepalive import expose_connection_header
 
+    from twisted.internet.task import Clock
+    from twisted.web.client import HTTPConnectionPool
+
     for settings, kept in (({}, 60.0), ({"KEEPALIVE_IDLE_SECONDS": 15}, 15.0)):
-        handler = SimpleNamespace(_pool=SimpleNamespace(_factory=None, cachedConnectionTimeout=240))
+        handler = SimpleNamespace(_pool=HTTPConnectionPool(Clock()))
         expose_connection_header(handler, Settings({**{k: getattr(defaults, k) for k in dir(defaults) if k.isupper()},
                                                     **settings}))
         assert handler._pool.cachedConnectionTimeout == kept
+        assert handler._pool.max_idle == min(1000, resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 4)
+
+
+class _Idle:
+    """A connection as the pool sees it: quiescent, and its transport's close recorded."""
+
+    state = "QUIESCENT"
+
+    def __init__(self, name: str, closed: list[str]) -> None:
+        self.transport = SimpleNamespace(loseConnection=lambda: closed.append(name))
+
+
+def test_idle_connections_are_capped_over_all_hosts_the_longest_idle_closed_first():
+    """Twisted's pool kept one idle connection a host for its timeout however many hosts: a broad
+    crawl of two workers exhausted the server's 20,000 file descriptors in 15 minutes. It also kept
+    an empty entry for every host it had met."""
+    from twisted.internet.task import Clock
+
+    from crawlproj.politeness.keepalive import BoundedConnectionPool
+
+    clock, closed = Clock(), []
+    pool = BoundedConnectionPool(clock)
+    pool.max_idle, pool.cachedConnectionTimeout, pool.retryAutomatically = 2, 60.0, False
+    conns = {h: _Idle(h, closed) for h in "abcd"}
+    for h in "abc":
+        pool._putConnection(("http", h, 80), conns[h])
+        clock.advance(1)
+    assert closed == ["a"] and set(pool._connections) == {("http", "b", 80), ("http", "c", 80)}
+    got = []
+    pool.getConnection(("http", "b", 80), None).addCallback(got.append)  # b's connection reused
+    assert got == [conns["b"]] and set(pool._connections) == {("http", "c", 80)}
+    pool._putConnection(("http", "b", 80), conns["b"])  # b idle again: now the newest
+    pool._putConnection(("http", "d", 80), conns["d"])
+    assert closed == ["a", "c"]
+    clock.advance(60)  # the rest time out, and no host is left behind
+    assert sorted(closed) == ["a", "b", "c", "d"] and pool._connections == {} and pool._timeouts == {}
+
+
+def test_idle_connections_take_at_most_a_quarter_of_the_file_descriptors(monkeypatch):
+    from crawlproj.politeness import keepalive
+
+    monkeypatch.setattr(keepalive.resource, "getrlimit", lambda _: (1024, 4096))
+    assert keepalive.max_idle_connections(1000) == 256 and keepalive.max_idle_connections(0) == 256
+    assert keepalive.max_idle_connections(100) == 100
+    monkeypatch.setattr(keepalive.resource, "getrlimit", lambda _: (keepalive.resource.RLIM_INFINITY,) * 2)
+    assert keepalive.max_idle_connections(1000) == 1000
