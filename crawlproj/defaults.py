@@ -173,8 +173,8 @@ DOWNLOAD_HANDLERS: handlers = {  # keep-alive aware HTTP/1.1, and rendering for 
 PER_IP_CONCURRENCY: number(int, 0) = 1
 #: At most this many requests a second to one IP address across all its host names, robots.txt
 #: fetches included: host intervals rest each name, this rests the server behind them. A request
-#: refused before connecting (robots.txt, address safety) gives its slot back (one machine's
-#: frontier; a distributed crawl's slot stands). 0: no limit.
+#: refused before connecting (robots.txt, address safety) gives its slot back, in a distributed
+#: crawl too (unless another request has taken a later one). 0: no limit.
 PER_IP_RATE: number(float, 0) = 10.0
 #: A host whose last HOST_PARK_AFTER fetches all failed (DNS, connection, timeout, 5xx) is
 #: parked for HOST_PARK_FOR seconds, then tried again. 0 turns parking off.

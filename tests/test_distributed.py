@@ -240,6 +240,29 @@ def test_per_ip_cap_holds_across_workers(any_redis):
     assert len(again) == 1 and again[0][0] != popped[0][0]
 
 
+def test_a_request_refused_before_connecting_gives_its_servers_shared_rate_slot_back(any_redis):
+    """PER_IP_RATE limits what reaches a server: in a distributed crawl too, a key whose request
+    never did (robots.txt, address safety) gives the shared slot back, and the host's next URL
+    goes at once. A slot whose request reached the server stands (a crawl of mostly disallowed
+    links spent 0.1 s of the rate on each refusal)."""
+    a = frontier(any_redis, "a", partitions=2)
+    a.heartbeat(30)
+    a.group_gap_ms = 1000  # one request a second to the server
+    a.set_group("site.example", "10.0.0.9")
+    for i in range(3):
+        a.push("site.example", entry(f"http://site.example/{i}"))
+    a.flush()
+    first = a.pop(time.monotonic())
+    assert first is not None
+    a.release("site.example", time.monotonic(), refund=True)  # robots.txt refused it
+    second = a.pop(time.monotonic())
+    assert second is not None and second[1]["url"] != first[1]["url"]
+    a.release("site.example", time.monotonic())  # fetched: the server's slot stands
+    assert a.pop(time.monotonic()) is None
+    time.sleep(1.05)
+    assert a.pop(time.monotonic()) is not None
+
+
 def test_shared_near_duplicate_index_matches_the_local_one(any_redis):
     from crawlproj.content.near_duplicates import NearDuplicateIndex
     from crawlproj.distributed.near_duplicates import RedisNearDuplicateIndex

@@ -43,7 +43,7 @@ __all__ = ["RedisFrontier", "fp_bytes", "partition_of"]
 
 #: The scripts a frontier runs, by name (:mod:`.scripts`).
 SCRIPTS = ("PUSH", "POP", "UNPOP", "RELEASE", "DEFER", "COMPLETE", "HEARTBEAT", "REAP", "GROUP_TAKE",
-           "GROUP_DONE", "LEAVE")
+           "GROUP_REFUND", "GROUP_DONE", "LEAVE")
 
 
 def fp_bytes(fp: int) -> bytes:
@@ -124,6 +124,7 @@ class RedisFrontier:
         self.group_gap_ms = round(1000.0 / group_rate) if group_rate > 0 else 0
         self._groups: dict[Hashable, str] = {}  # key -> its server's address, for its pushes
         self._flight_groups: dict[Hashable, str] = {}  # keys this worker holds -> the address counted
+        self._rate_slots: dict[Hashable, int] = {}  # keys holding their server's rate slot -> its end (ms)
         self.packed = [0, 0]  # entries pushed in the long form, in the lean one (distributed/entries_*)
 
     # -- clocks: the scheduler's monotonic seconds, Redis's wall-clock ms ------------
@@ -271,6 +272,8 @@ class RedisFrontier:
             if int(later):
                 refused.setdefault(part, []).extend((fp, int(later)))
                 self._due[part] = min(self._due.get(part, math.inf), int(later))
+            elif self.group_gap_ms:
+                self._rate_slots[key] = now_ms + self.group_gap_ms
         if refused:
             self.group_refusals += sum(len(v) // 2 for v in refused.values())
             self._run([("UNPOP", self._ready(part), [self._tags[part], self.worker, self.levels, *pairs])
@@ -280,16 +283,18 @@ class RedisFrontier:
         return taken
 
     def release(self, key: Hashable, next_allowed: float, refund: bool = False) -> None:
-        # ``refund`` (a request that never reached the network) is not given back here: the
-        # server's rate slot lives in Redis, shared by the workers, and stands.
+        """``refund``: the request never reached the network, and its server's rate slot (in
+        Redis, shared by the workers) is given back unless another key has taken a later one."""
         self.in_flight.pop(key, None)
         self.next_allowed[key] = next_allowed
         part, at_ms = self._part(key), self._ms(next_allowed)
         self._due[part] = min(self._due.get(part, math.inf), at_ms)  # it may be due again then
         calls = [("RELEASE", self._ready(part), [self._tags[part], str(key), at_ms, self._now_ms(), self.levels])]
-        group = self._flight_groups.pop(key, None)
+        group, slot = self._flight_groups.pop(key, None), self._rate_slots.pop(key, None)
         if group and self.group_cap:
             calls.append(("GROUP_DONE", [f"{group_tag(self.prefix, group)}:flight"], [str(key)]))
+        if group and refund and slot is not None:
+            calls.append(("GROUP_REFUND", [f"{group_tag(self.prefix, group)}:flight"], [group_tag(self.prefix, group), slot]))
         if self.lazy_release:
             # With the next call: the engine asks for the next request as soon as a fetch ends.
             self._carry.extend(calls)

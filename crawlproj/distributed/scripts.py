@@ -340,6 +340,16 @@ if cap > 0 then redis.call('ZADD', KEYS[1], now + ttl, key) end
 return 0
 """
 
+# KEYS[1]: G:flight. ARGV: G, slot_ms. A key whose request never reached its server (robots.txt,
+# address safety) gives back the rate slot GROUP_TAKE handed it (the server's next slot was set
+# to slot_ms then), unless another key has taken a later one since: that one stands.
+GROUP_REFUND = """
+if tonumber(redis.call('GET', ARGV[1]..':next') or 0) == tonumber(ARGV[2]) then
+  return redis.call('DEL', ARGV[1]..':next')
+end
+return 0
+"""
+
 # KEYS[1]: G:flight. ARGV: key. A key of this server is no longer in flight.
 GROUP_DONE = """
 return redis.call('ZREM', KEYS[1], ARGV[1])
