@@ -405,6 +405,10 @@ STORE_URI: store_uri = "sqlite:///data/crawl.db"
 STORE_BATCH_SIZE: number(int, 1) = 200
 #: Seconds between flushes of a partial batch; a kill -9 loses at most this much work.
 STORE_FLUSH_INTERVAL: number(float, 0, inclusive=False) = 2.0
+#: Rows that may wait for the store's writer while it writes a batch; past this, each new item
+#: waits for that write in the item pipeline (and ITEM_BACKLOG holds the frontier back), so a
+#: writer slower than the crawl does not keep every page's text and links in memory. 0: no limit.
+STORE_BACKLOG: number(int, 0) = 400
 #: Content (text, Markdown, metadata), near-duplicates, revisit state, WARC, then the store, in that order.
 ITEM_PIPELINES: components = {
     "crawlproj.content.content_pipeline.ContentPipeline": 250,

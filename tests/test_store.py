@@ -82,6 +82,39 @@ def test_pipeline_batches_and_announces_commits(tmp_path):
     assert crawler.stats.get_value("store/commits") == 3
 
 
+def test_items_wait_for_the_write_in_progress_once_store_backlog_rows_are_behind_it(tmp_path):
+    """A writer slower than the crawl once kept 2,800 pages' text, links and revisit state in
+    memory (800 MB): past STORE_BACKLOG rows behind a write, items wait in the pipeline, where
+    ITEM_BACKLOG holds the frontier back."""
+    db = tmp_path / "c.db"
+    crawler = get_crawler(settings_dict={"STORE_URI": f"sqlite:///{db}", "STORE_BATCH_SIZE": 10,
+                                         "STORE_FLUSH_INTERVAL": 60, "STORE_BACKLOG": 25})
+    crawler.stats.open_spider()
+    pipeline = StorePipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    gate, write = Deferred(), pipeline.writer.run
+
+    async def held(fn, *args):  # the writer thread, busy until the gate opens
+        await gate
+        return await write(fn, *args)
+
+    pipeline.writer.run = held
+    items = [page(i) for i in range(40)]
+    results = [pipeline.process_item(item) for item in items]
+    # 10 rows go to the held write; 24 wait for the next batch; from the 25th, the items wait too
+    assert results[:34] == items[:34] and count(db) == 0
+    waiting = results[34:]
+    assert all(isinstance(d, Deferred) and not d.called for d in waiting)
+    assert crawler.stats.get_value("store/backlog_waits") == 6
+    got: list = []
+    for d in waiting:
+        d.addCallback(got.append)
+    gate.callback(None)
+    assert got == items[34:] and count(db) == 10
+    Deferred.fromCoroutine(pipeline.close_spider())
+    assert count(db) == 40
+
+
 WRITER = textwrap.dedent(
     """
     import sys

@@ -30,7 +30,10 @@ class StorePipeline:
     commit it sends :data:`crawlproj.signals.pages_committed`: only then does a
     page count as completed. Batches are written in a writer thread, one at a time:
     rows that arrive meanwhile wait for the next batch. A batch whose write fails is
-    kept for the next attempt.
+    kept for the next attempt. Once ``STORE_BACKLOG`` rows wait behind a write, each new
+    item waits for that write in the pipeline, so that ``ITEM_BACKLOG`` holds the frontier
+    back: a writer slower than the crawl once kept 2,800 pages' text, links and revisit
+    state in memory (800 MB on the Apache manual, rustdoc and LilyPond).
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -39,6 +42,7 @@ class StorePipeline:
         self.uri = settings.get("STORE_URI")
         self.batch_size = settings.getint("STORE_BATCH_SIZE")
         self.flush_interval = settings.getfloat("STORE_FLUSH_INTERVAL")
+        self.backlog = settings.getint("STORE_BACKLOG")
         self.store = open_store(self.uri, ContentPolicy.from_settings(settings))
         # Off the reactor: a batch commit held it up to 380 ms (see crawlproj.store.writer).
         self.writer = WriterThread("store")
@@ -72,6 +76,11 @@ class StorePipeline:
             self.store.add_sitemap_urls(item.sitemap, item.entries, item.at)
         if self.store.pending >= self.batch_size:
             self._flush_kept()
+        if self.backlog and self._writing is not None and self.store.pending >= self.backlog:
+            self.crawler.stats.inc_value("store/backlog_waits")
+            waiting: defer.Deferred = defer.Deferred()
+            self._writing.addBoth(lambda result: (waiting.callback(item), result)[1])
+            return waiting
         return item
 
     def robots_fetched(self, host: str, status: int | None) -> None:
