@@ -397,6 +397,10 @@ RENDER_SAMPLE_FIRST: number(int, 0) = 2
 #: that are powers of this (4: the 4th, 16th, 64th...): the longer the rule is right, the
 #: rarer the check.
 RENDER_SAMPLE_GROWTH: number(int, 2) = 4
+#: The render decision's evidence is kept for this many hosts, the ones met last (about 520
+#: bytes a host): a host let go keeps its mode (render or static, for four times as many), and
+#: its sampling starts again when it comes back. 0: every host's is kept.
+RENDER_EVIDENCE_HOSTS: number(int, 0) = 20000
 
 # -- storage -----------------------------------------------------------------
 #: Where pages, links, hosts and errors go. sqlite:///relative/path or sqlite:////absolute/path.

@@ -123,6 +123,24 @@ def test_host_evidence_finds_what_the_rule_misses_and_where_it_over_reaches():
     assert evidence.totals == {"comparisons": 5, "gains": 3, "missed": 2, "overreached": 2}
 
 
+
+def test_render_evidence_is_kept_for_the_hosts_met_last_and_a_host_let_go_keeps_its_mode():
+    """Every host's evidence was kept (about 520 bytes a host): a broad crawl's workers grew with
+    every host they fetched."""
+    evidence = HostRenderEvidence(switch_after=2, sample_first=2, max_hosts=2)
+    assert evidence.judged("app", True) is None and evidence.judged("app", True) == "render"
+    assert evidence.sample("docs", False) and evidence.sample("docs", False) and not evidence.sample("docs", False)
+    evidence.judged("third", False)  # a third host: the one met longest ago (app) is let go
+    assert list(evidence.hosts) == ["docs", "third"] and evidence.mode("app") == "render"
+    assert evidence.modes() == {"rule": 2, "render": 1}
+    evidence.judged("fourth", False)  # docs let go: its mode was rule, so nothing is kept of it
+    assert evidence.mode("docs") == "rule" and "docs" not in evidence.decided
+    assert evidence.sample("docs", False)  # back: sampled from the start again
+    assert evidence.hosts["docs"].unrendered[False] == 1
+    evidence.judged("app", False)  # back too: its mode restored
+    assert evidence.mode("app") == "render" and evidence.hosts["app"].reason.startswith("kept")
+    assert len(evidence.hosts) == 2 and "app" not in evidence.decided
+
 def test_shells_in_a_row_switch_a_host_to_direct_rendering_and_plain_renders_to_static():
     evidence = HostRenderEvidence(switch_after=2)
     assert [evidence.judged("a", v) for v in (True, False, True, True)] == [None, None, None, "render"]

@@ -121,7 +121,8 @@ class RenderDecisionMiddleware:
         self.min_links = s.getint("RENDER_MIN_LINKS")
         # A render shows more when it adds a quarter of "little text" to the main text (and a quarter).
         self.evidence = HostRenderEvidence(s.getint("RENDER_HOST_SWITCH"), s.getint("RENDER_SAMPLE_FIRST"),
-                                           self.min_text // 4, s.getint("RENDER_SAMPLE_GROWTH"))
+                                           self.min_text // 4, s.getint("RENDER_SAMPLE_GROWTH"),
+                                           s.getint("RENDER_EVIDENCE_HOSTS"))
         self.budget = page_budget(s)
         self._offline: set[asyncio.Future] = set()  # offline samples in progress
         self._offline_waiting: deque[Request] = deque()  # offline samples waiting their turn

@@ -26,6 +26,10 @@ text than the static HTML (its links are recorded too). A host's mode:
 * ``static``: ``switch_after`` pages in a row that the rule judged dynamic gained nothing
   (the rule over-reaches here), so they are left static, and sampled; one sample with a
   gain sends the host back to ``rule``.
+
+The evidence of at most ``max_hosts`` hosts, the ones met last, is kept: a broad crawl
+meets hosts without end. A host let go keeps its mode (when not ``rule``) among the last
+``4 * max_hosts`` so kept, and its evidence and sampling start again when it comes back.
 """
 
 from __future__ import annotations
@@ -76,23 +80,36 @@ class HostRenderEvidence:
     """Every host's :class:`HostEvidence`: the sampling and the switches (module docstring)."""
 
     def __init__(self, switch_after: int = 3, sample_first: int = 2, min_more: int = 50,
-                 sample_growth: int = 4) -> None:
+                 sample_growth: int = 4, max_hosts: int = 0) -> None:
         self.switch_after = max(1, switch_after)
         self.sample_first = sample_first
         self.sample_growth = max(2, sample_growth)
         self.min_more = min_more
-        self.hosts: dict[str, HostEvidence] = {}
+        self.max_hosts = max_hosts  # 0: every host's evidence is kept
+        self.hosts: dict[str, HostEvidence] = {}  # the host met last, last
+        self.decided: dict[str, str] = {}  # hosts let go -> their mode, when not "rule"
         self.totals: Counter[str] = Counter()  # comparisons, gains, missed, overreached over all hosts
 
     def _host(self, host: str) -> HostEvidence:
-        evidence = self.hosts.get(host)
+        evidence = self.hosts.pop(host, None)
         if evidence is None:
-            evidence = self.hosts[host] = HostEvidence()
+            evidence = HostEvidence()
+            mode = self.decided.pop(host, None)
+            if mode is not None:
+                evidence.mode, evidence.reason = mode, "kept when the host's evidence was let go"
+        self.hosts[host] = evidence
+        if self.max_hosts and len(self.hosts) > self.max_hosts:
+            oldest = next(iter(self.hosts))
+            let_go = self.hosts.pop(oldest)
+            if let_go.mode != "rule":
+                self.decided[oldest] = let_go.mode
+                if len(self.decided) > 4 * self.max_hosts:
+                    del self.decided[next(iter(self.decided))]
         return evidence
 
     def mode(self, host: str) -> str:
         evidence = self.hosts.get(host)
-        return evidence.mode if evidence is not None else "rule"
+        return evidence.mode if evidence is not None else self.decided.get(host, "rule")
 
     def sample(self, host: str, judged_dynamic: bool) -> bool:
         """A page of ``host`` that its mode leaves static: render it as evidence? The first
@@ -153,4 +170,4 @@ class HostRenderEvidence:
         return mode
 
     def modes(self) -> Counter:
-        return Counter(e.mode for e in self.hosts.values())
+        return Counter(e.mode for e in self.hosts.values()) + Counter(self.decided.values())
