@@ -103,9 +103,9 @@ class BoundedConnectionPool(HTTPConnectionPool):
         # _timeouts holds one call per idle connection, oldest first (dicts keep insertion order)
         while self.max_idle and len(self._timeouts) > self.max_idle:
             call = next(iter(self._timeouts.values()))
-            key, connection = call.args  # (read before cancel() drops them)
+            idle_key, idle = call.args  # (read before cancel() drops them)
             call.cancel()
-            self._removeConnection(key, connection)
+            self._removeConnection(idle_key, idle)
 
     def _removeConnection(self, key: Hashable, connection: Any) -> None:
         super()._removeConnection(key, connection)

@@ -79,7 +79,12 @@ class StorePipeline:
         if self.backlog and self._writing is not None and self.store.pending >= self.backlog:
             self.crawler.stats.inc_value("store/backlog_waits")
             waiting: defer.Deferred = defer.Deferred()
-            self._writing.addBoth(lambda result: (waiting.callback(item), result)[1])
+
+            def written(result: object) -> object:
+                waiting.callback(item)
+                return result  # the write's own outcome, for its other callbacks
+
+            self._writing.addBoth(written)
             return waiting
         return item
 
