@@ -103,8 +103,8 @@ def test_items_wait_for_the_write_in_progress_once_store_backlog_rows_are_behind
     results = [pipeline.process_item(item) for item in items]
     # 10 rows go to the held write; 24 wait for the next batch; from the 25th, the items wait too
     assert results[:34] == items[:34] and count(db) == 0
-    waiting = results[34:]
-    assert all(isinstance(d, Deferred) and not d.called for d in waiting)
+    waiting = [Deferred.fromCoroutine(c) for c in results[34:]]  # coroutines: Scrapy awaits them
+    assert all(not d.called for d in waiting)
     assert crawler.stats.get_value("store/backlog_waits") == 6
     got: list = []
     for d in waiting:

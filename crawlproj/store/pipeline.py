@@ -85,8 +85,13 @@ class StorePipeline:
                 return result  # the write's own outcome, for its other callbacks
 
             self._writing.addBoth(written)
-            return waiting
+            return self._wait(waiting)
         return item
+
+    @staticmethod
+    async def _wait(waiting: defer.Deferred) -> object:
+        """A coroutine: Scrapy deprecates Deferreds from ``process_item``."""
+        return await maybe_deferred_to_future(waiting)
 
     def robots_fetched(self, host: str, status: int | None) -> None:
         self.store.set_robots(host, status, time.time())
