@@ -145,3 +145,17 @@ def test_a_large_page_is_parsed_in_the_helper_process_as_it_would_be_in_a_thread
         workers.close()
     assert in_process.links == in_thread.links and len(in_thread.links) >= 1
     assert in_process.title == in_thread.title == "Large" and in_process.over_budget == in_thread.over_budget
+
+
+def test_a_page_parsed_off_the_reactor_has_its_scripts_read_before_its_tree_goes(monkeypatch):
+    """The render decision asks every static page for its scripts (whether to sample a render):
+    read after the page thread dropped the tree, they parsed the whole page again on the reactor."""
+    from crawlproj.content import page as page_module
+    from crawlproj.downloadermiddlewares.page_parse import _parse
+
+    links = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(50))
+    page = _parse(f"<html><head><script src=/app.js></script></head><body>{links}</body></html>",
+                  PageBudget(), 3)  # 50 links: more than the 3 that settle the render decision
+    parses: list = []
+    monkeypatch.setattr(page_module, "LexborHTMLParser", lambda html: parses.append(html))
+    assert page.scripts.external == 1 and parses == []

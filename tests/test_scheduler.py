@@ -116,3 +116,25 @@ def test_a_host_is_released_when_its_download_ends_not_when_the_response_leaves_
     crawler.signals.send_catch_log(crawl_signals.fetch_finished, request=first, result=response)
     assert scheduler.next_request() is None  # the second holds the key
     scheduler.close("finished")
+
+
+def test_the_time_pages_piling_up_held_every_request_back_is_counted(tmp_path):
+    """A crawl slower than its politeness allows says why: the frontier handed nothing out
+    while a backlog test (the page stage, the items) said busy."""
+    values = {k: getattr(base, k) for k in dir(base) if k.isupper()}
+    crawler = get_crawler(settings_dict={**values, "PROFILE": "sandbox", "FRONTIER_SPILL_DIR": str(tmp_path / "spill")})
+    crawler.stats.open_spider()
+    scheduler = FrontierScheduler.from_crawler(crawler)
+    now = [100.0]
+    scheduler.clock = lambda: now[0]
+    busy = [True]
+    scheduler._backlogged = [lambda: busy[0]]
+    assert scheduler.next_request() is None
+    now[0] += 0.25
+    assert scheduler.next_request() is None  # still held: one hold
+    now[0] += 0.5
+    busy[0] = False
+    assert scheduler.next_request() is None  # nothing queued, but no longer held
+    assert crawler.stats.get_value("frontier/backlog_holds") == 1
+    assert crawler.stats.get_value("frontier/backlog_held_seconds") == 0.75
+    scheduler.spill.close()

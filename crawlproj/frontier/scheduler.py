@@ -118,6 +118,7 @@ class FrontierScheduler(BaseScheduler):
         self._stats_loop = task.LoopingCall(self._update_stats)
         self._far_wait_said = float("-inf")  # when the crawl last said it waits only on far rests
         self._backlogged: list[Any] = []  # fetch_backlog_test answers: busy() -> bool
+        self._held_since: float | None = None  # since when they have held every request back
         self.spider: Spider | None = None
 
     def _build_journal(self, jobdir: str | None) -> FrontierJournal | None:
@@ -301,8 +302,14 @@ class FrontierScheduler(BaseScheduler):
 
     def next_request(self) -> Request | None:
         if any(busy() for busy in self._backlogged):
+            if self._held_since is None:  # counted, so a crawl slower than its politeness says why
+                self._held_since = self.clock()
+                self.stats.inc_value("frontier/backlog_holds")
             return None  # fetched pages are piling up: they wait on the server (asked again as each leaves)
         now = self.clock()
+        if self._held_since is not None:
+            self.stats.inc_value("frontier/backlog_held_seconds", round(now - self._held_since, 3))
+            self._held_since = None
         while True:
             popped = self.frontier.pop(now)
             if popped is None:
