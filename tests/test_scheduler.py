@@ -128,7 +128,12 @@ def test_the_time_pages_piling_up_held_every_request_back_is_counted(tmp_path):
     now = [100.0]
     scheduler.clock = lambda: now[0]
     busy = [True]
-    scheduler._backlogged = [lambda: busy[0]]
+
+    class PageStage:
+        def busy(self):
+            return busy[0]
+
+    scheduler._backlogged = [PageStage().busy]
     assert scheduler.next_request() is None
     now[0] += 0.25
     assert scheduler.next_request() is None  # still held: one hold
@@ -136,5 +141,6 @@ def test_the_time_pages_piling_up_held_every_request_back_is_counted(tmp_path):
     busy[0] = False
     assert scheduler.next_request() is None  # nothing queued, but no longer held
     assert crawler.stats.get_value("frontier/backlog_holds") == 1
+    assert crawler.stats.get_value("frontier/backlog_holds/PageStage") == 1  # which test held them
     assert crawler.stats.get_value("frontier/backlog_held_seconds") == 0.75
     scheduler.spill.close()

@@ -301,10 +301,12 @@ class FrontierScheduler(BaseScheduler):
             self.frontier.push(key, entry, level, again=bool(entry.get("dont_filter") and entry["meta"].get(HANDED)))
 
     def next_request(self) -> Request | None:
-        if any(busy() for busy in self._backlogged):
+        holding = next((busy for busy in self._backlogged if busy()), None)
+        if holding is not None:
             if self._held_since is None:  # counted, so a crawl slower than its politeness says why
                 self._held_since = self.clock()
                 self.stats.inc_value("frontier/backlog_holds")
+                self.stats.inc_value(f"frontier/backlog_holds/{type(getattr(holding, '__self__', holding)).__name__}")
             return None  # fetched pages are piling up: they wait on the server (asked again as each leaves)
         now = self.clock()
         if self._held_since is not None:
