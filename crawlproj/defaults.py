@@ -503,12 +503,13 @@ PAGE_THREAD_SWITCH_INTERVAL: number(float, 0) = 0.001
 #: Page threads; 0 does all per-page work on the reactor's thread.
 PAGE_THREADS: number(int, 0) = 1
 #: HTML pages of at least this many bytes are parsed, and have their main text extracted and
-#: signed, in a helper process instead of a page thread: resiliparse's main-content step keeps
-#: the GIL, and on a page of megabytes every host's next request would wait for it (and, in
-#: the one page thread, every smaller page's parse). Few pages are
-#: this large, so the pickling costs little. 0: never (page threads only). With PAGE_THREADS
-#: 0, all per-page work stays on the reactor's thread, large pages' too.
-PAGE_PROCESS_MIN_BYTES: number(int, 0) = 1024 * 1024
+#: signed, in a helper process instead of a page thread: the parser and resiliparse's
+#: main-content step keep the GIL, and on a large page every host's next request would wait
+#: for them (and, in the one page thread, every smaller page's parse). Few pages are this
+#: large (a documentation page is mostly under 40 KB), so the pickling costs little, and the
+#: helper works on another core. 0: never (page threads only). With PAGE_THREADS 0, all
+#: per-page work stays on the reactor's thread, large pages' too.
+PAGE_PROCESS_MIN_BYTES: number(int, 0) = 128 * 1024
 #: Work on one page in a page thread is given up on after this many seconds; the page is
 #: stored with what could be extracted (budget/timeout/parse, budget/timeout/main_text).
 PAGE_STAGE_TIMEOUT: number(float, 0, inclusive=False) = 20.0
@@ -516,7 +517,10 @@ PAGE_STAGE_TIMEOUT: number(float, 0, inclusive=False) = 20.0
 #: for or are in the spider's link stage, the frontier hands out nothing: pages that cost more
 #: to parse than to fetch (a link farm's 50,000 links) wait on their server instead of in
 #: memory. 0: no limit.
-PAGE_STAGE_BACKLOG: number(int, 0) = 8
+PAGE_STAGE_BACKLOG: number(int, 0) = 32
+#: ... or while pages of this many bytes in all do (pages of megabytes cost hundreds of MB
+#: once parsed; a count alone bounds them too late, or small pages too soon). 0: no limit.
+PAGE_STAGE_BACKLOG_BYTES: number(int, 0) = 32 * 2**20
 #: While this many items are in the item pipelines (Scrapy's scraper counts them), the frontier
 #: hands out nothing, so that a host answering small pages (404s) faster than the store takes
 #: them cannot pile items up in memory. 0: no limit.

@@ -258,3 +258,39 @@ def test_items_waiting_for_the_pipelines_hold_the_frontier_back():
     assert not busy()
     slot.itemproc_size = 3
     assert busy()
+
+
+def test_a_stage_is_backlogged_by_its_pages_or_by_their_bytes():
+    """A few pages of megabytes hold the frontier back as many small ones do: 32 small pages
+    cost little, eight of 7 MB hundreds of MB once parsed."""
+    import threading
+
+    from crawlproj.content.offload import PageWorkers
+    from crawlproj.extensions.stalls import WorkGate, backlogged
+
+    assert not backlogged(31, 31 * 20_000, 32, 32 * 2**20)
+    assert backlogged(32, 32 * 20_000, 32, 32 * 2**20)
+    assert backlogged(5, 35 * 2**20, 32, 32 * 2**20)
+    assert not backlogged(500, 2**40, 0, 0)  # 0: no bound
+
+    async def gate_and_threads():
+        gate, workers = WorkGate(1, 32, 10_000), PageWorkers(1, 30, 0, backlog=32, backlog_bytes=10_000)
+        release = asyncio.Event()
+
+        async def page(size):
+            async with gate.turn(size):
+                await release.wait()
+
+        waiting = [asyncio.ensure_future(page(6_000)) for _ in range(2)]
+        started = threading.Event()
+        done = asyncio.ensure_future(workers.run(started.wait, 5, size=12_000))
+        await asyncio.sleep(0.05)
+        held = (gate.busy(), gate.pending_bytes, workers.busy(), workers.pending_bytes)
+        release.set()
+        started.set()
+        await asyncio.gather(*waiting, done)
+        workers.close()
+        return held, (gate.busy(), gate.pending_bytes, workers.busy(), workers.pending_bytes)
+
+    held, after = asyncio.run(gate_and_threads())
+    assert held == (True, 12_000, True, 12_000) and after == (False, 0, False, 0)

@@ -38,6 +38,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 
 from ..errors import DocumentFailed, StageTimeout
+from ..extensions.stalls import backlogged
 from ..store.writer import asyncio_reactor
 
 logger = logging.getLogger(__name__)
@@ -92,11 +93,12 @@ class PageWorkers:
     must pickle."""
 
     def __init__(self, threads: int, timeout: float, min_bytes: int, switch_interval: float = 0.0,
-                 process_min_bytes: int = 0, backlog: int = 0) -> None:
+                 process_min_bytes: int = 0, backlog: int = 0, backlog_bytes: int = 0) -> None:
         self.threads, self.timeout, self.min_bytes = threads, timeout, min_bytes
         self.process_min_bytes = process_min_bytes
-        self.backlog = backlog  # PAGE_STAGE_BACKLOG: busy() from this many pieces of work queued or running
-        self.pending = 0
+        # PAGE_STAGE_BACKLOG(_BYTES): busy() from this many pieces of work, or pages' bytes, queued or running
+        self.backlog, self.backlog_bytes = backlog, backlog_bytes
+        self.pending = self.pending_bytes = 0
         self.executor: ThreadPoolExecutor | None = None
         self.process: ProcessPoolExecutor | None = None
         self.documents: ProcessPoolExecutor | None = None  # run_document's helper, made on first use
@@ -116,13 +118,15 @@ class PageWorkers:
             s = crawler.settings
             workers = _workers[crawler] = cls(s.getint("PAGE_THREADS"), s.getfloat("PAGE_STAGE_TIMEOUT"),
                                               s.getint("PAGE_THREAD_MIN_BYTES"), s.getfloat("PAGE_THREAD_SWITCH_INTERVAL"),
-                                              s.getint("PAGE_PROCESS_MIN_BYTES"), s.getint("PAGE_STAGE_BACKLOG"))
+                                              s.getint("PAGE_PROCESS_MIN_BYTES"), s.getint("PAGE_STAGE_BACKLOG"),
+                                              s.getint("PAGE_STAGE_BACKLOG_BYTES"))
             crawler.signals.connect(workers.close, signal=signals.spider_closed)
         return workers
 
     def busy(self) -> bool:
-        """Whether ``PAGE_STAGE_BACKLOG`` pieces of work are queued or running (the frontier waits)."""
-        return bool(self.backlog) and self.pending >= self.backlog
+        """Whether ``PAGE_STAGE_BACKLOG`` pieces of work, or ``PAGE_STAGE_BACKLOG_BYTES`` of their
+        pages' bytes, are queued or running (the frontier waits)."""
+        return backlogged(self.pending, self.pending_bytes, self.backlog, self.backlog_bytes)
 
     def wants(self, size: int) -> bool:
         return self.enabled and size >= self.min_bytes
@@ -147,6 +151,7 @@ class PageWorkers:
         pool = self._executor(size)
         future = asyncio.wrap_future(pool.submit(fn, *args))
         self.pending += 1
+        self.pending_bytes += size or 0
         try:
             return await asyncio.wait_for(future, self.timeout)
         except asyncio.TimeoutError:
@@ -157,6 +162,7 @@ class PageWorkers:
             raise StageTimeout("the helper process was restarted") from None
         finally:
             self.pending -= 1
+            self.pending_bytes -= size or 0
 
     async def run_document(self, fn: Callable[..., T], *args: Any, timeout: float, memory: int,
                            prepare: Callable[[], Any] | None = None) -> T:

@@ -52,7 +52,7 @@ class PageParseMiddleware:
 
     def backlog_test(self) -> Any:
         """The page threads' ``busy`` (answers :data:`crawlproj.signals.fetch_backlog_test`)."""
-        return self.workers.busy if self.workers.enabled and self.workers.backlog else None
+        return self.workers.busy if self.workers.enabled and (self.workers.backlog or self.workers.backlog_bytes) else None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageParseMiddleware:

@@ -195,14 +195,16 @@ class WorkGate:
     of them are (the frontier then hands out nothing, so fetched pages wait on their servers,
     not in memory). Needs asyncio's loop; without it there is no gate."""
 
-    def __init__(self, slots: int, backlog: int = 0) -> None:
-        self.slots, self.backlog = slots, backlog
-        self.pending = 0
+    def __init__(self, slots: int, backlog: int = 0, backlog_bytes: int = 0) -> None:
+        self.slots, self.backlog, self.backlog_bytes = slots, backlog, backlog_bytes
+        self.pending = self.pending_bytes = 0
         self._semaphore: asyncio.Semaphore | None = None
 
     @asynccontextmanager
-    async def turn(self) -> AsyncIterator[None]:
+    async def turn(self, size: int = 0) -> AsyncIterator[None]:
+        """One page's work (a page of ``size`` bytes) behind the gate."""
         self.pending += 1
+        self.pending_bytes += size
         try:
             if self.slots and is_asyncio_available():
                 if self._semaphore is None:
@@ -213,9 +215,17 @@ class WorkGate:
                 yield
         finally:
             self.pending -= 1
+            self.pending_bytes -= size
 
     def busy(self) -> bool:
-        return bool(self.backlog) and self.pending >= self.backlog
+        return backlogged(self.pending, self.pending_bytes, self.backlog, self.backlog_bytes)
+
+
+def backlogged(pages: int, size: int, most_pages: int, most_bytes: int) -> bool:
+    """Whether a stage holding ``pages`` pages of ``size`` bytes in all is at its backlog
+    (``PAGE_STAGE_BACKLOG`` pages or ``PAGE_STAGE_BACKLOG_BYTES``; 0: no bound). Bytes too: many
+    small pages cost little, a few of several megabytes hundreds of MB once parsed."""
+    return bool(most_pages and pages >= most_pages) or bool(most_bytes and size >= most_bytes)
 
 
 class StallMonitor:

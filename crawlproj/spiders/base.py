@@ -69,7 +69,8 @@ class PageSpider(RequisiteCallbacks, SitemapCallbacks, scrapy.Spider):
         self.retry_times = s.getint("RETRY_TIMES") if s.getbool("RETRY_ENABLED") else 0
         self.retry_http_codes = {int(c) for c in s.getlist("RETRY_HTTP_CODES")}
         self.deadletter_kinds = set(s.getlist("DEADLETTERS_KINDS"))
-        self.link_gate = WorkGate(s.getint("LINK_STAGE_PAGES"), s.getint("PAGE_STAGE_BACKLOG"))
+        self.link_gate = WorkGate(s.getint("LINK_STAGE_PAGES"), s.getint("PAGE_STAGE_BACKLOG"),
+                                  s.getint("PAGE_STAGE_BACKLOG_BYTES"))
         self.close_grace = s.getfloat("CLOSE_GRACE")
         self.init_requisites(s)
         self._closing_since: float | None = None
@@ -85,7 +86,7 @@ class PageSpider(RequisiteCallbacks, SitemapCallbacks, scrapy.Spider):
 
     def backlog_test(self) -> Any:
         """The link gate's ``busy`` (answers :data:`crawlproj.signals.fetch_backlog_test`)."""
-        return self.link_gate.busy if self.link_gate.backlog else None
+        return self.link_gate.busy if self.link_gate.backlog or self.link_gate.backlog_bytes else None
 
     def canonical(self, url: str, base: str | None = None) -> str | None:
         """Canonical URL, or None after counting why it was refused."""
@@ -106,7 +107,7 @@ class PageSpider(RequisiteCallbacks, SitemapCallbacks, scrapy.Spider):
     async def parse(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:
         # The page's work (its links above all) runs behind the link gate: a few pages at a time
         # take the reactor's turns, and a crawl closing for CLOSE_GRACE leaves the rest for its resume.
-        async with self.link_gate.turn():
+        async with self.link_gate.turn(len(response.body)):
             read = None if self._past_close_grace() else await self._read_page(response)
         if read is None:
             # Neither links nor page: with JOBDIR the journal still has it pending, and a resume
