@@ -123,7 +123,6 @@ def test_host_evidence_finds_what_the_rule_misses_and_where_it_over_reaches():
     assert evidence.totals == {"comparisons": 5, "gains": 3, "missed": 2, "overreached": 2}
 
 
-
 def test_render_evidence_is_kept_for_the_hosts_met_last_and_a_host_let_go_keeps_its_mode():
     """Every host's evidence was kept (about 520 bytes a host): a broad crawl's workers grew with
     every host they fetched."""
@@ -140,6 +139,7 @@ def test_render_evidence_is_kept_for_the_hosts_met_last_and_a_host_let_go_keeps_
     evidence.judged("app", False)  # back too: its mode restored
     assert evidence.mode("app") == "render" and evidence.hosts["app"].reason.startswith("kept")
     assert len(evidence.hosts) == 2 and "app" not in evidence.decided
+
 
 def test_shells_in_a_row_switch_a_host_to_direct_rendering_and_plain_renders_to_static():
     evidence = HostRenderEvidence(switch_after=2)
