@@ -810,6 +810,9 @@ MEMORY_MMAP_THRESHOLD: number(int, 0) = 1024 * 1024
 #: The final crawl stats, as JSON, are written here; empty: beside the store
 #: (data/crawl.db -> data/crawl.stats.json).
 STATS_FILE: text = ""
+#: Scrapy's in-memory stats collector with plain attribute lookups: Scrapy 2.19's runs each
+#: through a hook that warns of a ``spider`` argument (crawlproj.stats_collector).
+STATS_CLASS: class_path = "crawlproj.stats_collector.CrawlStatsCollector"
 #: Scrapy's dump of every stat on the console at the close: off, since they are all in
 #: STATS_FILE and the console ends with a summary a person reads (crawlproj.extensions.console).
 STATS_DUMP: boolean = False
