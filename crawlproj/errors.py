@@ -34,6 +34,9 @@ class InvalidURL(CrawlprojError, ValueError):
         self.reason = reason
         self.url = url
 
+    def __reduce__(self) -> tuple:  # pickled back from the page helper process with its links
+        return type(self), (self.reason, self.url)
+
 
 # -- a request or a page's work that ends early ------------------------------------
 class AddressRefused(CrawlprojError, IgnoreRequest):

@@ -223,3 +223,22 @@ class LinkCanonicalizer:
         if isinstance(found, tuple):
             raise InvalidURL(*found)
         return found
+
+    def __reduce__(self) -> tuple:
+        # Sent to the page helper process as its configuration, not its memo: there it is
+        # the helper's own one for that configuration, memo and all.
+        return canonicalizer_for, (tuple(sorted(self.session_params)), self.max_length, self.size)
+
+
+_canonicalizers: dict[tuple, LinkCanonicalizer] = {}
+
+
+def canonicalizer_for(session_params: tuple[str, ...] = DEFAULT_SESSION_PARAMS, max_length: int = DEFAULT_MAX_LENGTH,
+                      size: int = 50_000) -> LinkCanonicalizer:
+    """The process's one :class:`LinkCanonicalizer` of this configuration: the spider and the
+    page threads share its memo (each answer is the same wherever it is computed)."""
+    key = (tuple(sorted(session_params)), max_length, size)
+    found = _canonicalizers.get(key)
+    if found is None:
+        found = _canonicalizers[key] = LinkCanonicalizer(session_params, max_length, size)
+    return found

@@ -107,3 +107,16 @@ def test_render_timeouts_are_named_so_not_too_large():
 
     assert _error_kind(Failure(PlaywrightTimeout("Timeout 30000ms exceeded."))) == "render_timeout"
     assert _error_kind(Failure(RenderTimeout("rendering http://h.test/ took over 30 s"))) == "render_timeout"
+
+
+def test_links_resolved_where_the_page_was_parsed_are_handed_out_for_that_url_only():
+    from crawlproj.content.extract import page_links, resolve_links
+    from crawlproj.content.page import ParsedPage
+    from crawlproj.urls import canonicalizer_for
+
+    page = ParsedPage('<a href="x.html#top">x</a><a href="http://-bad-.test/">bad</a>')
+    resolve_links(page, "http://a.test/d/", canonicalizer_for())
+    links = page_links(page, "http://a.test/d/", canonicalizer_for())
+    assert links is page.resolved_links[1]  # not canonicalised again
+    assert [getattr(f, "url", None) for f in links] == ["http://a.test/d/x.html", "http://-bad-.test/"]
+    assert [f.url for f in page_links(page, "http://b.test/e/", canonicalizer_for())][0] == "http://b.test/e/x.html"

@@ -129,22 +129,34 @@ def test_closing_joins_the_helper_processes_manager_threads():
 
 def test_a_large_page_is_parsed_in_the_helper_process_as_it_would_be_in_a_thread():
     """The page-parse middleware sends a page of PAGE_PROCESS_MIN_BYTES or more to the helper
-    process (so that small pages do not wait behind it in the page thread): the same page."""
+    process (so that small pages do not wait behind it in the page thread): the same page, its
+    links canonical or refused there as in the thread."""
+    from crawlproj.content.extract import iter_links, page_links
     from crawlproj.downloadermiddlewares.page_parse import _parse
+    from crawlproj.urls import canonicalizer_for
 
-    text = PAGE.decode()
+    text = PAGE.decode().replace("<footer>", '<a href="../b#s1">b</a><a href="http://-bad-.test/">x</a><footer>')
+    url, canonical = "http://a.test/docs/index.html", canonicalizer_for()
     workers = PageWorkers(1, 120, 0, process_min_bytes=1_000_000)
 
     async def both():
-        return (await workers.run(_parse, text, PageBudget(), 3, size=100),
-                await workers.run(_parse, text, PageBudget(), 3, size=len(PAGE)))
+        return (await workers.run(_parse, text, PageBudget(), 3, url, canonical, size=100),
+                await workers.run(_parse, text, PageBudget(), 3, url, canonical, size=len(PAGE)))
 
     try:
         in_thread, in_process = asyncio.run(both())
     finally:
         workers.close()
-    assert in_process.links == in_thread.links and len(in_thread.links) >= 1
+    assert in_process.links == in_thread.links and len(in_thread.links) >= 3
     assert in_process.title == in_thread.title == "Large" and in_process.over_budget == in_thread.over_budget
+
+    def shown(links):
+        return [(type(found).__name__, getattr(found, "url", None), getattr(found, "reason", None)) for found in links]
+
+    expected = shown(iter_links(in_thread, url, canonical))
+    assert ("ExtractedLink", "http://a.test/b", None) in expected and ("InvalidURL", "http://-bad-.test/", "bad_host") in expected
+    assert shown(page_links(in_process, url, canonical)) == shown(page_links(in_thread, url, canonical)) == expected
+    assert in_process.resolved_links is not None and in_process.resolved_links[0] == url
 
 
 def test_a_page_parsed_off_the_reactor_has_its_scripts_read_before_its_tree_goes(monkeypatch):
@@ -152,10 +164,11 @@ def test_a_page_parsed_off_the_reactor_has_its_scripts_read_before_its_tree_goes
     read after the page thread dropped the tree, they parsed the whole page again on the reactor."""
     from crawlproj.content import page as page_module
     from crawlproj.downloadermiddlewares.page_parse import _parse
+    from crawlproj.urls import canonicalizer_for
 
     links = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(50))
     page = _parse(f"<html><head><script src=/app.js></script></head><body>{links}</body></html>",
-                  PageBudget(), 3)  # 50 links: more than the 3 that settle the render decision
+                  PageBudget(), 3, "http://a.test/", canonicalizer_for())  # 50 links: more than the 3 that settle the render decision
     parses: list = []
     monkeypatch.setattr(page_module, "LexborHTMLParser", lambda html: parses.append(html))
     assert page.scripts.external == 1 and parses == []

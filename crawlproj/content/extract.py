@@ -10,12 +10,12 @@ hands every later caller the same parse.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from weakref import WeakKeyDictionary
 
 from selectolax.lexbor import LexborHTMLParser
 
-from ..urls import InvalidURL, LinkCanonicalizer
+from ..urls import InvalidURL, LinkCanonicalizer, canonicalizer_for
 from .budget import PageBudget
 from .page import INVISIBLE, ExtractedLink, ParsedPage, clean
 
@@ -38,6 +38,11 @@ def page_budget(settings) -> PageBudget:  # noqa: ANN001 - Scrapy settings
                       main_text_max_depth=settings.getint("MAIN_TEXT_MAX_DEPTH", d.main_text_max_depth),
                       max_links=settings.getint("MAX_LINKS_PER_PAGE", d.max_links),
                       requisites=settings.getbool("REQUISITES_ENABLED", d.requisites))
+
+
+def link_canonicalizer(settings) -> LinkCanonicalizer:  # noqa: ANN001 - Scrapy settings
+    """The process's :class:`LinkCanonicalizer` of ``SESSION_ID_PARAMS`` and ``URL_MAX_LENGTH``."""
+    return canonicalizer_for(tuple(settings.getlist("SESSION_ID_PARAMS")), settings.getint("URL_MAX_LENGTH"))
 
 
 def parsed_page(response, budget: PageBudget | None = None) -> ParsedPage:  # noqa: ANN001 - a TextResponse
@@ -82,6 +87,20 @@ def iter_links(page: ParsedPage, page_url: str, canonical: LinkCanonicalizer | N
             yield exc
             continue
         yield ExtractedLink(url, link.anchor, link.nofollow, link.kind)
+
+
+def resolve_links(page: ParsedPage, page_url: str, canonical: LinkCanonicalizer) -> None:
+    """Canonicalise the page's links now (in a page thread: a tenth of the reactor's time in a
+    polite crawl went to it) for :func:`page_links` to hand out."""
+    page.resolved_links = (page_url, list(iter_links(page, page_url, canonical)))
+
+
+def page_links(page: ParsedPage, page_url: str, canonical: LinkCanonicalizer) -> Iterable[ExtractedLink | InvalidURL]:
+    """:func:`iter_links`, or what :func:`resolve_links` found for this URL already."""
+    resolved = page.resolved_links
+    if resolved is not None and resolved[0] == page_url:
+        return resolved[1]
+    return iter_links(page, page_url, canonical)
 
 
 def page_title(page: ParsedPage) -> str | None:

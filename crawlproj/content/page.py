@@ -90,6 +90,8 @@ class ParsedPage:
         self.max_links = budget.max_links if budget is not None else 0
         self.links_cut = False  # links past max_links were left
         self._pieces: dict[int, int] = {}  # text_pieces' answers by limit
+        # (page URL, its links canonical or refused), when read where it was parsed (extract.resolve_links)
+        self.resolved_links: tuple[str, list] | None = None
         # Read before the tree goes (REQUISITES_ENABLED): the stylesheets, scripts, images... it needs.
         self.want_requisites = bool(budget is not None and budget.requisites)
         if budget is not None:

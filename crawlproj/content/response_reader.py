@@ -19,8 +19,8 @@ from typing import Any
 
 from scrapy.http import Response, TextResponse
 
-from ..urls import InvalidURL, LinkCanonicalizer
-from .extract import ExtractedLink, base_url, iter_links, page_budget, parsed_page
+from ..urls import InvalidURL
+from .extract import ExtractedLink, base_url, link_canonicalizer, page_budget, page_links, parsed_page
 from .feeds import FeedDocument, read_feed
 from .offload import DocumentFailed, PageWorkers, StageTimeout
 from .pdf import PdfDocument, read_pdf
@@ -57,8 +57,7 @@ class ResponseReader:
         self.crawler, self.count = crawler, count
         self.robots_agent = settings.get("ROBOTSTXT_USER_AGENT") or "crawlproj"
         self.page_budget = page_budget(settings)
-        self.link_canonical = LinkCanonicalizer(tuple(settings.getlist("SESSION_ID_PARAMS")),
-                                                settings.getint("URL_MAX_LENGTH"))
+        self.link_canonical = link_canonicalizer(settings)
         self.pdf_max_pages = settings.getint("PDF_MAX_PAGES")
         self.pdf_max_chars = settings.getint("PDF_MAX_CHARS")
         self.pdf_timeout = settings.getfloat("PDF_TIMEOUT")
@@ -104,7 +103,7 @@ class ResponseReader:
                 self.count(f"over_budget/{page.over_budget}")
             reading.directives |= page.robots_directives(self.robots_agent, now)
             reading.title, reading.language, reading.text_digest = page.title, page.declared_language, page.text_digest
-            for found in iter_links(page, response.url, self.link_canonical):
+            for found in page_links(page, response.url, self.link_canonical):
                 if await stop():
                     return None
                 if isinstance(found, InvalidURL):

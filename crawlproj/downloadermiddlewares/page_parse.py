@@ -11,17 +11,19 @@ from scrapy.http import Request, Response, TextResponse
 
 from .. import signals as crawl_signals
 from ..content.budget import PageBudget
-from ..content.extract import adopt_parsed_page, page_budget
+from ..content.extract import adopt_parsed_page, link_canonicalizer, page_budget, resolve_links
 from ..content.offload import PageWorkers, StageTimeout
 from ..content.page import SHELL_TEXTS, ParsedPage
 from ..content.types import content_family
+from ..urls import LinkCanonicalizer
 
 logger = logging.getLogger(__name__)
 
 
-def _parse(text: str, budget: PageBudget, min_links: int | None) -> ParsedPage:
-    """Everything later stages read of a page, read here, in the thread, not on the reactor;
-    then the tree goes (:meth:`ParsedPage.release`), since the page may wait a while for them."""
+def _parse(text: str, budget: PageBudget, min_links: int | None, url: str, canonical: LinkCanonicalizer) -> ParsedPage:
+    """Everything later stages read of a page, read here, in the thread, not on the reactor (its
+    links canonical too); then the tree goes (:meth:`ParsedPage.release`), since the page may
+    wait a while for them."""
     page = ParsedPage(text, budget)
     # What the render decision will read past the links (a large page's visible text held the
     # reactor up to 200 ms): its scripts on every page (whether to sample a render; read after
@@ -31,6 +33,7 @@ def _parse(text: str, budget: PageBudget, min_links: int | None) -> ParsedPage:
     if min_links is not None and page.anchor_count < min_links:
         page.visible_text_chars, page.text_pieces(SHELL_TEXTS + 1)  # noqa: B018
     page.release()
+    resolve_links(page, url, canonical)
     return page
 
 
@@ -45,6 +48,7 @@ class PageParseMiddleware:
         self.stats = crawler.stats
         self.workers = PageWorkers.of(crawler)
         self.budget = page_budget(crawler.settings)
+        self.canonical = link_canonicalizer(crawler.settings)  # the spider's own (its memo shared)
         # RENDER_MIN_LINKS when the render decision judges pages (auto mode), else None.
         auto = crawler.settings.get("RENDER_MODE") == "auto"
         self.min_links = crawler.settings.getint("RENDER_MIN_LINKS") if auto else None
@@ -67,7 +71,8 @@ class PageParseMiddleware:
             # A page of PAGE_PROCESS_MIN_BYTES or more goes to the helper process: on the other
             # core, and out of the page thread's queue (Node.js's 8 MB all.html took 0.8 s there,
             # and every host waited behind it).
-            page = await self.workers.run(_parse, text, self.budget, self.min_links, size=len(response.body))
+            page = await self.workers.run(_parse, text, self.budget, self.min_links, response.url, self.canonical,
+                                          size=len(response.body))
             self.stats.inc_value("budget/parsed_in_thread")
         except StageTimeout as exc:
             logger.warning("parsing %s gave up: %s", response.url, exc)
