@@ -120,3 +120,16 @@ def test_links_resolved_where_the_page_was_parsed_are_handed_out_for_that_url_on
     assert links is page.resolved_links[1]  # not canonicalised again
     assert [getattr(f, "url", None) for f in links] == ["http://a.test/d/x.html", "http://-bad-.test/"]
     assert [f.url for f in page_links(page, "http://b.test/e/", canonicalizer_for())][0] == "http://b.test/e/x.html"
+
+
+def test_a_link_farm_pages_further_links_are_left_to_the_spider_in_order():
+    from crawlproj.content.extract import iter_links, page_links, resolve_links
+    from crawlproj.content.page import ParsedPage
+    from crawlproj.urls import canonicalizer_for
+
+    page = ParsedPage("".join(f'<a href="http://h{n}.farm.test/">{n}</a>' for n in range(30)))
+    resolve_links(page, "http://farm.test/", canonicalizer_for(), most=10)
+    assert len(page.resolved_links[1]) == 10
+    handed = [f.url for f in page_links(page, "http://farm.test/", canonicalizer_for())]
+    assert handed == [f.url for f in iter_links(page, "http://farm.test/", canonicalizer_for())]
+    assert handed[0] == "http://h0.farm.test/" and handed[-1] == "http://h29.farm.test/" and len(handed) == 30

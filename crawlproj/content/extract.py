@@ -11,6 +11,7 @@ hands every later caller the same parse.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import chain, islice
 from weakref import WeakKeyDictionary
 
 from selectolax.lexbor import LexborHTMLParser
@@ -75,12 +76,12 @@ def robots_directives(page: ParsedPage, agent: str = "crawlproj") -> set[str]:
     return page.robots_directives(agent)
 
 
-def iter_links(page: ParsedPage, page_url: str, canonical: LinkCanonicalizer | None = None,
+def iter_links(page: ParsedPage, page_url: str, canonical: LinkCanonicalizer | None = None, start: int = 0,
                ) -> Iterator[ExtractedLink | InvalidURL]:
-    """Every link of the page: <a href>, <area href>, <link rel=next|alternate href>."""
+    """Every link of the page (from its ``start``-th): <a href>, <area href>, <link rel=next|alternate href>."""
     canonical = canonical or LinkCanonicalizer()
     base = base_url(page, page_url, canonical)
-    for link in page.links:
+    for link in islice(page.links, start, None):
         try:
             url = canonical(link.url, base)
         except InvalidURL as exc:
@@ -89,18 +90,25 @@ def iter_links(page: ParsedPage, page_url: str, canonical: LinkCanonicalizer | N
         yield ExtractedLink(url, link.anchor, link.nofollow, link.kind)
 
 
-def resolve_links(page: ParsedPage, page_url: str, canonical: LinkCanonicalizer) -> None:
-    """Canonicalise the page's links now (in a page thread: a tenth of the reactor's time in a
-    polite crawl went to it) for :func:`page_links` to hand out."""
-    page.resolved_links = (page_url, list(iter_links(page, page_url, canonical)))
+#: Links canonicalised where the page is parsed; a page's further ones (a link farm's thousands)
+#: are left to the spider, which stops between them when the crawl closes.
+RESOLVED_LINKS = 500
+
+
+def resolve_links(page: ParsedPage, page_url: str, canonical: LinkCanonicalizer, most: int = RESOLVED_LINKS) -> None:
+    """Canonicalise the page's first ``most`` links now (in a page thread: a tenth of the
+    reactor's time in a polite crawl went to it) for :func:`page_links` to hand out."""
+    page.resolved_links = (page_url, list(islice(iter_links(page, page_url, canonical), most)))
 
 
 def page_links(page: ParsedPage, page_url: str, canonical: LinkCanonicalizer) -> Iterable[ExtractedLink | InvalidURL]:
-    """:func:`iter_links`, or what :func:`resolve_links` found for this URL already."""
+    """:func:`iter_links`, beginning with what :func:`resolve_links` found for this URL already."""
     resolved = page.resolved_links
-    if resolved is not None and resolved[0] == page_url:
+    if resolved is None or resolved[0] != page_url:
+        return iter_links(page, page_url, canonical)
+    if len(resolved[1]) == len(page.links):
         return resolved[1]
-    return iter_links(page, page_url, canonical)
+    return chain(resolved[1], iter_links(page, page_url, canonical, len(resolved[1])))
 
 
 def page_title(page: ParsedPage) -> str | None:
