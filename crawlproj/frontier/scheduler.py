@@ -317,13 +317,7 @@ class FrontierScheduler(BaseScheduler):
             self.stats.inc_value("frontier/backlog_held_seconds", round(now - self._held_since, 3))
             self._held_since = None
         while True:
-            due = self.frontier.next_due()
             popped = self.frontier.pop(now)
-            if popped is not None and due is not None and now - due > LATE:
-                # A request that went out past its due time: the crawler's own lag (a busy reactor,
-                # pages piling up), which a polite crawl's rate pays for.
-                self.stats.inc_value("frontier/dispatched_late")
-                self.stats.inc_value("frontier/dispatched_late_seconds", round(now - due, 4))
             if popped is None:
                 self.waker.at(self.frontier.next_due())
                 return None
@@ -351,6 +345,12 @@ class FrontierScheduler(BaseScheduler):
                 self._left_frontier(host)
                 continue
             break
+        due = self.frontier.next_allowed.get(key)  # None: the key's first request
+        if due is not None and now - due > LATE:
+            # Handed out past its host's due time: the crawler's own lag (a busy reactor, pages
+            # piling up), which a polite crawl's rate pays for.
+            self.stats.inc_value("frontier/dispatched_late")
+            self.stats.inc_value("frontier/dispatched_late_seconds", round(now - due, 4))
         request = request_from_dict(entry, spider=self.spider)
         request.meta[HANDED] = True
         if tracked:
