@@ -247,6 +247,10 @@ URLSEEN_CAPACITY: number(int, 1000) = 1_000_000
 URLSEEN_ERROR_RATE: number(float, 0, inclusive=False) = 0.001
 #: Requests in flight across all hosts (each host still gets one at a time).
 CONCURRENT_REQUESTS: number(int, 1) = 64
+#: Outputs of one response (its links, its item, their extras) processed at once. Scrapy starts
+#: this many tasks for every response, whatever it yields: its 100 were most of a crawl's
+#: reactor callbacks, and each turn of the loop, a due host's request waiting, longer for them.
+CONCURRENT_ITEMS: number(int, 1) = 8
 #: A safety net only: the frontier never hands out two requests for one host.
 CONCURRENT_REQUESTS_PER_DOMAIN: number(int, 1) = 1
 #: Scrapy's slot delays stay off: politeness lives in the frontier, in one place.

@@ -47,6 +47,33 @@ def test_the_addon_never_overrides_what_the_project_set():
     assert handlers["https"] == "myproject.handlers.Https" and handlers["http"] == defaults.DOWNLOAD_HANDLERS["http"]
 
 
+def test_a_responses_outputs_take_a_few_tasks_not_a_hundred():
+    """Scrapy starts CONCURRENT_ITEMS tasks for every response, whatever it yields (a page yields
+    its item and a few new links): at Scrapy's 100, 300 reactor callbacks a page, three in four of
+    a polite crawl's, and every turn of the loop, each host's due request waiting on it, longer."""
+    import asyncio
+
+    from scrapy.utils.asyncio import _parallel_asyncio
+
+    s = foreign().settings
+    count = s.getint("CONCURRENT_ITEMS")
+    assert count == defaults.CONCURRENT_ITEMS <= 8 and s.getpriority("CONCURRENT_ITEMS") == 15
+    assert foreign(CONCURRENT_ITEMS=100).settings.getint("CONCURRENT_ITEMS") == 100  # the project's own stays
+    created, handled = [], []
+
+    async def handle(output):
+        handled.append(output)
+
+    async def one_response():
+        loop = asyncio.get_running_loop()
+        loop.set_task_factory(lambda loop, coro, **kw: created.append(coro) or asyncio.Task(coro, loop=loop, **kw))
+        await _parallel_asyncio(iter(["item", "link", "link"]), count, handle)
+
+    asyncio.run(one_response())
+    workers = [c for c in created if c.__qualname__ == "_parallel_asyncio.<locals>.worker"]
+    assert sorted(handled) == ["item", "link", "link"] and len(workers) == count  # Scrapy's way: a task a slot
+
+
 def test_a_bad_crawlproj_setting_is_refused_in_one_line_but_the_projects_own_are_its_business():
     with pytest.raises(SettingsError, match=r"setting MIN_INTERVAL='nan' is invalid"):
         foreign(MIN_INTERVAL="nan")
