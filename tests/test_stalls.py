@@ -241,6 +241,43 @@ def test_the_waseda_middleware_hands_each_rest_over_from_the_servers_share_of_th
     assert verdicts[-1].interval.rule == "min_interval" and verdicts[-1].interval.seconds == 0.2
 
 
+def test_a_hosts_rest_runs_from_the_answers_last_bytes_read_not_from_its_way_to_the_middleware():
+    """The server was done when the answer's last bytes were read; the reactor's turns before the
+    response reaches the middleware (a busy loop: 1 ms a fetch on average, 14 ms at the 99th
+    percentile) are the crawler's, and a rest counted from them was a polite rate lost."""
+    from scrapy import Request, signals
+    from scrapy.http import Response
+    from scrapy.utils.test import get_crawler
+
+    import settings as defaults
+    from crawlproj.downloadermiddlewares.waseda_interval import WasedaIntervalMiddleware
+    from crawlproj.signals import host_rest
+
+    values = {k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}
+    crawler = get_crawler(settings_dict={**values, "PROFILE": "sandbox", "MIN_INTERVAL": 0.2})
+    crawler.stats.open_spider()
+    middleware = WasedaIntervalMiddleware.from_crawler(crawler)
+    verdicts = []
+    crawler.signals.connect(lambda request, verdict: verdicts.append(verdict), signal=host_rest, weak=False)
+    request = Request("http://h.test/", meta={"politeness_key": "h.test"})
+    middleware.process_request(request)
+    crawler.signals.send_catch_log(signals.headers_received, request=request, headers={}, body_length=1, spider=None)
+    crawler.signals.send_catch_log(signals.bytes_received, data=b"x", request=request, spider=None)
+    read = time.monotonic()
+    time.sleep(0.05)  # the response on its way through the reactor's turns
+    middleware.process_response(request, Response("http://h.test/", body=b"x"))
+    rest = verdicts[-1]
+    assert read - 0.01 <= rest.release_at - rest.interval.seconds <= read
+    # A failure's rest runs from when it is known: its partial bytes do not say the server is done.
+    failing = Request("http://h.test/2", meta={"politeness_key": "h.test"})
+    middleware.process_request(failing)
+    crawler.signals.send_catch_log(signals.bytes_received, data=b"x", request=failing, spider=None)
+    time.sleep(0.05)
+    failed = time.monotonic()
+    middleware.process_exception(failing, TimeoutError("cut off"))
+    assert verdicts[-1].release_at - verdicts[-1].interval.seconds >= failed
+
+
 def test_items_waiting_for_the_pipelines_hold_the_frontier_back():
     from types import SimpleNamespace
 

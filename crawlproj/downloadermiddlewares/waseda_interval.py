@@ -46,6 +46,7 @@ class WasedaIntervalMiddleware:
         self.hosts = host_politeness(crawler)
         self._started: dict[int, tuple[float, HeldMark]] = {}  # id(request) -> (when, the held mark then)
         self._quiet: dict[int, float] = {}  # id(request) -> quiet_at() when its latest bytes were read
+        self._read: dict[int, float] = {}  # id(request) -> when its latest bytes were read
         crawler.signals.connect(self._bytes_read, signal=signals.headers_received)
         crawler.signals.connect(self._bytes_read, signal=signals.bytes_received)
 
@@ -58,8 +59,10 @@ class WasedaIntervalMiddleware:
         return None
 
     def _bytes_read(self, request: Any, **_: Any) -> None:
-        if id(request) in self._started and (quiet := quiet_at()) is not None:
-            self._quiet[id(request)] = quiet
+        if id(request) in self._started:
+            self._read[id(request)] = time.monotonic()
+            if (quiet := quiet_at()) is not None:
+                self._quiet[id(request)] = quiet
 
     def process_response(self, request: Any, response: Response, spider: Any = None) -> Response:
         self._observed(request, response)
@@ -72,6 +75,7 @@ class WasedaIntervalMiddleware:
     def _observed(self, request: Any, result: Any) -> None:
         started = self._started.pop(id(request), None)
         quiet = self._quiet.pop(id(request), None)
+        read = self._read.pop(id(request), None)
         if started is None:
             return  # refused before it reached the handler (robots.txt, address safety): no fetch
         key = request.meta.get("politeness_key")
@@ -88,6 +92,8 @@ class WasedaIntervalMiddleware:
         # A render's time is mostly the browser's; the server's is its longest sub-request, and
         # the server has been idle since its last one ended (the settle and the page's close).
         seconds = request.meta.get("render_server_seconds", seconds)
-        ended = request.meta.get("render_server_done") or now
+        # The rest runs from the answer's last bytes read (the server was done before then),
+        # not from now: the response's way here (a busy reactor's turns) is not the server's.
+        ended = request.meta.get("render_server_done") or (read if isinstance(result, Response) else None) or now
         verdict = self.hosts.fetched(key, result, seconds, ended, now, time.time())
         self.crawler.signals.send_catch_log(host_rest, request=request, verdict=verdict)
