@@ -33,3 +33,17 @@ def wake_engine(crawler: Any) -> None:
     slot = _slot(crawler)
     if slot is not None:
         slot.nextcall.schedule()
+
+
+def run_engine(crawler: Any) -> None:
+    """Make the engine ask its scheduler for a request in this turn of the reactor, not the next
+    (:func:`wake_engine` waits behind every callback ready meanwhile: 1.3 ms a due host, on
+    average, in a polite crawl). Only from a reactor callback of its own, never from inside the
+    engine."""
+    slot = _slot(crawler)
+    if slot is None:
+        return
+    call = slot.nextcall
+    if call._call is not None:  # the next turn's ask, already set: this one replaces it
+        call._call.cancel()
+    call()

@@ -172,3 +172,36 @@ def test_a_request_that_goes_out_past_its_due_time_is_counted_with_how_late():
     assert crawler.stats.get_value("frontier/dispatched_late") == 1
     assert crawler.stats.get_value("frontier/dispatched_late_seconds") == 0.05
     scheduler.close("finished")
+
+
+def test_a_due_host_makes_the_engine_ask_in_the_timers_own_turn(monkeypatch):
+    """The engine asked one reactor turn after the frontier's timer fired waited behind every
+    callback ready meanwhile (1.3 ms a due host on average in a polite crawl): the timer asks
+    it there and then, and an ask already set for the next turn is replaced, not added."""
+    import asyncio
+    from types import SimpleNamespace
+
+    import scrapy.utils.asyncio
+    from scrapy.utils.reactor import CallLaterOnce
+
+    from crawlproj.frontier.wake import EngineWaker
+
+    asks = []
+    nextcall = CallLaterOnce(lambda: asks.append("asked"))
+    crawler = SimpleNamespace(engine=SimpleNamespace(_slot=SimpleNamespace(nextcall=nextcall, closing=None)))
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    monkeypatch.setattr(scrapy.utils.asyncio, "is_asyncio_available", lambda: True)  # the crawl's reactor
+    try:
+        nextcall.schedule()  # an ask already set for the loop's next turn
+        EngineWaker(crawler, lambda: 0.0)._due()
+        assert asks == ["asked"] and nextcall._call is None
+        loop.run_until_complete(asyncio.sleep(0.01))
+        assert asks == ["asked"]  # the next turn's ask was dropped
+        EngineWaker(crawler, lambda: 0.0).now()  # asked outside the timer: in the next turn, as before
+        assert asks == ["asked"]
+        loop.run_until_complete(asyncio.sleep(0.01))
+        assert asks == ["asked", "asked"]
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()

@@ -11,7 +11,7 @@ from typing import Any
 
 from scrapy.crawler import Crawler
 
-from ..engine_state import wake_engine
+from ..engine_state import run_engine, wake_engine
 
 
 class EngineWaker:
@@ -37,10 +37,15 @@ class EngineWaker:
         self._at = due
         # At the due time: a wake a hair early finds nothing due and sets the timer again
         # (a millisecond's margin here was a millisecond lost on every fetch).
-        self._timer = reactor.callLater(max(0.0, due - self.clock()), self.now)
+        self._timer = reactor.callLater(max(0.0, due - self.clock()), self._due)
 
     def now(self) -> None:
         wake_engine(self.crawler)
+
+    def _due(self) -> None:
+        # The timer's own callback: the due request goes out in this turn, not after the
+        # callbacks that became ready meanwhile.
+        run_engine(self.crawler)
 
     def cancel(self) -> None:
         if self._timer is not None and self._timer.active():
