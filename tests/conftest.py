@@ -101,6 +101,27 @@ LONGEST_FIRST = ("test_benches", "test_render_apps", "test_memory", "test_revisi
                  "test_distributed_crawl")  # (these four: serial)
 
 
+@pytest.fixture
+def threaded_replans(monkeypatch) -> None:
+    """The revisit pipeline's replans as in a running crawl, their thread run to its end at once
+    (a real thread, joined; its result handed back as deferToThread would)."""
+    import threading
+
+    from twisted.internet import defer, reactor
+
+    from crawlproj.revisit import pipeline as revisit_pipeline
+
+    def in_a_thread(f):
+        out = []
+        t = threading.Thread(target=lambda: out.append(f()))
+        t.start()
+        t.join()
+        return defer.succeed(out[0])
+
+    monkeypatch.setattr(revisit_pipeline, "deferToThread", in_a_thread)
+    monkeypatch.setattr(reactor, "running", True, raising=False)
+
+
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "slow: starts a real server or a crawl process (left out by make test-fast)")
     config.addinivalue_line("markers",

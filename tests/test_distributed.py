@@ -332,14 +332,10 @@ def revisit_pipeline_on(redis_server):
     return crawler, RevisitPipeline.from_crawler(crawler)
 
 
-def test_a_replan_draws_its_redis_sample_off_the_reactor_thread(redis_server, tmp_path, monkeypatch):
+def test_a_replan_draws_its_redis_sample_off_the_reactor_thread(redis_server, tmp_path, monkeypatch, threaded_replans):
     """A shared queue's replan sample (many round trips, up to 100,000 states decoded) once held
     the reactor 3-4 s a minute in each worker of a broad crawl."""
     import threading
-
-    from twisted.internet import defer, reactor
-
-    from crawlproj.revisit import pipeline as revisit_pipeline
 
     crawler, pipeline = revisit_pipeline_on(redis_server)
     for i in range(50):
@@ -349,16 +345,6 @@ def test_a_replan_draws_its_redis_sample_off_the_reactor_thread(redis_server, tm
     threads = []
     sample = pipeline.queue.state_sample
     monkeypatch.setattr(pipeline.queue, "state_sample", lambda n: threads.append(threading.current_thread()) or sample(n))
-
-    def in_a_thread(f):
-        out = []
-        t = threading.Thread(target=lambda: out.append(f()))
-        t.start()
-        t.join()
-        return defer.succeed(out[0])
-
-    monkeypatch.setattr(revisit_pipeline, "deferToThread", in_a_thread)
-    monkeypatch.setattr(reactor, "running", True, raising=False)
     pipeline.replan()
     assert threads and threads[0] is not threading.main_thread()
     assert crawler.stats.get_value("revisit/mu") is not None and crawler.stats.get_value("revisit/tracked") == 50

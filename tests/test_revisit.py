@@ -356,6 +356,41 @@ def test_pipeline_removes_gone_pages_and_retries_failures(tmp_path):
     assert pipeline.loads["a.test"] == pytest.approx(sum(1 / s.interval for s in pipeline.queue.host_states("a.test")))
 
 
+def test_a_replan_samples_and_fits_the_local_queue_off_the_reactor_thread(tmp_path, monkeypatch, threaded_replans):
+    """The replan's sample of the queue and its fit took 0.1-0.2 s on the reactor every minute at
+    5,000 pages (more with every page), holding every host's next request: they run in a thread,
+    through a connection of the queue's own, and the planner in use is swapped, never refitted
+    in place, when they are done."""
+    import threading
+
+    pipeline, stats, clock = _pipeline(tmp_path, REVISIT_BUDGET=1000.0)
+    for visit in range(2):
+        for i in range(60):
+            pipeline.process_item(_page(f"http://h{i % 5}.test/{i}", text=f"page {i} visit {visit} " * 20))
+        clock[0] += 3600
+    pipeline.queue.commit()
+    threads = []
+    sample, fitted = pipeline.queue.state_sample, pipeline.planner.fitted_priors
+    in_use = (pipeline.planner.groups, pipeline.planner.grid)
+
+    def fit_spy(states):
+        threads.append(threading.current_thread())
+        out = fitted(states)
+        assert (pipeline.planner.groups, pipeline.planner.grid) == in_use  # untouched while it fits
+        return out
+
+    monkeypatch.setattr(pipeline.queue, "state_sample", lambda n: threads.append(threading.current_thread()) or sample(n))
+    monkeypatch.setattr(pipeline.planner, "fitted_priors", fit_spy)
+    pipeline.replan()
+    assert len(threads) == 2 and threading.main_thread() not in threads
+    assert pipeline.queue._reader is not None  # the thread's own connection, not the writer's
+    assert pipeline.planner.groups is not in_use[0] and pipeline.planner.grid is not in_use[1]
+    assert pipeline.planner.grid_fitted and pipeline.planner.groups.prior("h1.test") is not None
+    assert stats.get_value("revisit/mu") is not None and stats.get_value("revisit/tracked") == 60
+    assert pipeline._drawing is None
+    pipeline.close_spider()
+
+
 def test_pipeline_relieves_an_overloaded_server_by_dropping_its_deepest_pages(tmp_path):
     pipeline, stats, clock = _pipeline(tmp_path, REVISIT_OVERLOAD="drop", REVISIT_SCHEDULE="estimate",
                                        REVISIT_MIN_INTERVAL=60, REVISIT_FIRST_INTERVAL=[600, 600], MIN_INTERVAL=100)

@@ -59,7 +59,7 @@ class RedisRevisitQueue(BufferedWrites):
     """Reader and buffered writer of the revisit state in Redis (see the module docstring)."""
 
     #: The replan draws its samples in a thread: they only read Redis, and redis-py's clients
-    #: are safe to share between threads (SQLite's connection is not).
+    #: are safe to share between threads.
     samples_off_thread = True
 
     @classmethod

@@ -26,7 +26,7 @@ from ..content.main_text import main_text
 from ..content.near_duplicates import content_hash
 from ..items import FetchError, PageItem, SitemapUrls, Skipped
 from ..store import settings_store
-from .estimator import DateCheck
+from .estimator import DateCheck, GroupPrior, RateGrid
 from .schedule import DAY, RevisitPolicy, ServerLoad
 from .state import CrawlClock, Planner, UrlState
 
@@ -359,8 +359,9 @@ class RevisitPipeline:
         self.stats.set_value("revisit/budget_per_day", round(budget * DAY, 3))
         from twisted.internet import reactor
         if getattr(self.queue, "samples_off_thread", False) and reactor.running:
-            # a shared queue's sample is many round trips and thousands of states decoded: seconds
-            # that would hold every host's next request (measured: 3-4 s a minute in a broad crawl)
+            # The sample is thousands of rows read and decoded (round trips, for a shared queue)
+            # and the fit numpy's: seconds a minute in a broad crawl, 0.1-0.2 s at 5,000 pages,
+            # that would hold every host's next request. In a thread; set here when done.
             if self._drawing is None:
                 self._drawing = d = deferToThread(self._draw)
                 d.addCallback(self._fit)
@@ -369,19 +370,22 @@ class RevisitPipeline:
             return
         self._fit(self._draw())
 
-    def _draw(self) -> tuple[list[UrlState], list[float], int, int]:
-        """The replan's random samples from the queue: states for the priors, rates for the budget."""
+    def _draw(self) -> tuple[GroupPrior, RateGrid | None, float | None, int]:
+        """The replan's random samples from the queue, states for the priors and rates for the
+        budget, and what the planner makes of them: its new priors and ``mu`` (None: no rates)."""
         priors = self.queue.state_sample(min(self.sample_size, PRIOR_SAMPLE))
         rates, total = self.queue.rate_sample(self.sample_size)
-        return priors, rates, total, self.queue.count()
+        groups, grid = self.planner.fitted_priors(priors)
+        mu = self.planner.planned_mu(rates, self._target * len(rates) / total) if rates else None
+        return groups, grid, mu, self.queue.count()
 
-    def _fit(self, drawn: tuple[list[UrlState], list[float], int, int]) -> None:
-        priors, rates, total, tracked = drawn
+    def _fit(self, drawn: tuple[GroupPrior, RateGrid | None, float | None, int]) -> None:
+        groups, grid, mu, tracked = drawn
         if self.closed:
             return
-        self.planner.fit_priors(priors)
-        if rates:
-            mu = self.planner.replan(rates, self._target * len(rates) / total)
+        self.planner.use_priors(groups, grid)
+        if mu is not None:
+            self.planner.mu = mu
             self.stats.set_value("revisit/mu", mu)
         self.stats.set_value("revisit/tracked", tracked)
 

@@ -12,6 +12,8 @@ mode keeps the table whole across a kill -9 (the open batch is lost whole).
 from __future__ import annotations
 
 import math
+import sqlite3
+import threading
 from collections.abc import Iterable, Iterator
 
 from ..store import beside_store, settings_store
@@ -126,6 +128,8 @@ class RevisitQueue(BufferedWrites):
     def __init__(self, path: str) -> None:
         self.path = path
         self.conn = connect(path)
+        self._owner = threading.get_ident()
+        self._reader: sqlite3.Connection | None = None  # another thread's reads (a replan's sample)
         self.conn.executescript(SCHEMA)
         have = {row[1] for row in self.conn.execute("PRAGMA table_info(revisit)")}
         for column, kind in ADDED.items():  # a queue from an older version
@@ -159,6 +163,23 @@ class RevisitQueue(BufferedWrites):
             self.commit()
         finally:
             self.conn.close()
+            if self._reader is not None:
+                self._reader.close()
+
+    @property
+    def samples_off_thread(self) -> bool:
+        """The replan draws its samples in a thread, through a connection of its own (WAL lets
+        it read beside the writer); an in-memory or temporary queue has no second connection to it."""
+        return self.path not in ("", ":memory:")
+
+    def _reading(self) -> sqlite3.Connection:
+        """The connection for a read: the queue's own, or on another thread a reader of its
+        own (one thread's at a time: the replan draws one sample at a time)."""
+        if threading.get_ident() == self._owner:
+            return self.conn
+        if self._reader is None:
+            self._reader = connect(self.path)
+        return self._reader
 
     # -- reading ----------------------------------------------------------
     def get(self, url: str) -> UrlState | None:
@@ -196,14 +217,15 @@ class RevisitQueue(BufferedWrites):
 
     def rate_sample(self, n: int) -> tuple[list[float], int]:
         """Up to ``n`` estimated rates drawn at random, and how many rows have one."""
-        total = self.conn.execute("SELECT COUNT(*) FROM revisit WHERE rate IS NOT NULL").fetchone()[0]
-        rates = [r for (r,) in self.conn.execute(
+        conn = self._reading()
+        total = conn.execute("SELECT COUNT(*) FROM revisit WHERE rate IS NOT NULL").fetchone()[0]
+        rates = [r for (r,) in conn.execute(
             "SELECT rate FROM revisit WHERE rate IS NOT NULL ORDER BY RANDOM() LIMIT ?", (n,))]
         return rates, total
 
     def state_sample(self, n: int) -> list[UrlState]:
         """Up to ``n`` states drawn at random (the planner's priors are fitted to them)."""
-        return [row_state(r) for r in self.conn.execute(
+        return [row_state(r) for r in self._reading().execute(
             f"SELECT {', '.join(COLUMNS)} FROM revisit ORDER BY RANDOM() LIMIT ?", (n,))]
 
     def urls(self) -> Iterator[str]:
@@ -212,7 +234,7 @@ class RevisitQueue(BufferedWrites):
             yield url
 
     def count(self) -> int:
-        return self.conn.execute("SELECT COUNT(*) FROM revisit").fetchone()[0]
+        return self._reading().execute("SELECT COUNT(*) FROM revisit").fetchone()[0]
 
     def query(self, sql: str, params: Iterable = ()) -> list[tuple]:
         return self.conn.execute(sql, tuple(params)).fetchall()

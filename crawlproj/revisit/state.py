@@ -27,6 +27,7 @@ Times are crawl-clock seconds: real time times ``REVISIT_TIME_SCALE``.
 
 from __future__ import annotations
 
+import copy
 import math
 import random
 import time
@@ -177,6 +178,12 @@ class Planner:
     def fit_priors(self, states: list[UrlState]) -> None:
         """The crawl's priors from a sample of its pages: each directory's and site's rate
         (:class:`~.estimator.GroupPrior`) and the population's (:class:`~.estimator.RateGrid`)."""
+        self.use_priors(*self.fitted_priors(states))
+
+    def fitted_priors(self, states: list[UrlState]) -> tuple[GroupPrior, RateGrid | None]:
+        """The priors :meth:`fit_priors` sets, fitted to ``states`` into new objects (None: too
+        few pages for the population's), the planner's own untouched: a replan fits them in a
+        thread while the crawl goes on planning with the ones in use."""
         raw: dict[str, list[float]] = {}
         rows = []
         for st in states:
@@ -190,12 +197,21 @@ class Planner:
             for key in group_keys(st.url, st.host):
                 raw.setdefault(key, []).append(rate)
             rows.append((h.elapsed, h.unchanged, h.changes, st.dated_changes, st.dated_exposure, h.tc_min))
-        self.groups.fit({k: np.asarray(v) for k, v in raw.items()})
-        if len(rows) >= self.min_fit:
-            T, U, m, md, S, tc_min = (np.asarray(c, dtype=float) for c in zip(*rows))
-            # Above the budget's threshold the visits cannot tell rates apart (RateGrid.fit).
-            self.grid.fit(self.grid.loglik(T, U, m, md, S, tc_min), censored_above=1.0 / self.mu if self.mu else None)
-            self.grid_fitted = True
+        groups = copy.copy(self.groups)
+        groups.fit({k: np.asarray(v) for k, v in raw.items()})
+        if len(rows) < self.min_fit:
+            return groups, None
+        T, U, m, md, S, tc_min = (np.asarray(c, dtype=float) for c in zip(*rows))
+        grid = copy.copy(self.grid)
+        # Above the budget's threshold the visits cannot tell rates apart (RateGrid.fit).
+        grid.fit(grid.loglik(T, U, m, md, S, tc_min), censored_above=1.0 / self.mu if self.mu else None)
+        return groups, grid
+
+    def use_priors(self, groups: GroupPrior, grid: RateGrid | None) -> None:
+        """Plan with priors from :meth:`fitted_priors` (a grid of None keeps the population's as it is)."""
+        self.groups = groups
+        if grid is not None:
+            self.grid, self.grid_fitted = grid, True
 
     def sitemap_lastmod(self, state: UrlState, lastmod: float, now: float, scale: float = 1.0) -> UrlState | None:
         """The state after a sitemap said the page changed at ``lastmod`` (real Unix seconds), or
@@ -246,8 +262,12 @@ class Planner:
     def replan(self, rates, budget: float) -> float | None:
         """Set ``mu`` so pages changing at ``rates`` (per second) spend ``budget`` fetches per
         second. ``rates`` may be a random sample: scale ``budget`` by the sample's share."""
+        self.mu = self.planned_mu(rates, budget)
+        return self.mu
+
+    def planned_mu(self, rates, budget: float) -> float | None:
+        """The ``mu`` :meth:`replan` sets, without setting it."""
         rates = np.asarray([r for r in rates if r is not None and r > 0 and math.isfinite(r)], dtype=float)
         if self.schedule != "budget" or len(rates) == 0 or budget <= 0:
             return self.mu
-        _, self.mu = optimal_intervals(rates, budget, self.policy, mu_hint=self.mu)
-        return self.mu
+        return optimal_intervals(rates, budget, self.policy, mu_hint=self.mu)[1]
