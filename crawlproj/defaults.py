@@ -782,8 +782,10 @@ ESTIMATE_WINDOW: number(float, 1) = 30.0
 
 #: Freeze the start-up heap out of the garbage collector's way once the engine starts, and use
 #: GC_THRESHOLDS (generation 0, 1, 2): fewer, shorter collection pauses (crawlproj.extensions.gc_tuning).
+#: The third leaves the oldest generation to the clock (GC_FULL_INTERVAL): at 20, with the
+#: start-up heap frozen, Python collected it every few seconds, 0.1 s each.
 GC_TUNING_ENABLED: boolean = True
-GC_THRESHOLDS: int_list = [50_000, 20, 20]
+GC_THRESHOLDS: int_list = [50_000, 20, 1000]
 #: Seconds between full collections, which free what young collections leave in reference cycles
 #: (each closed connection's objects, among others); 0: only when GC_THRESHOLDS asks. Stretched
 #: so that their pauses take at most GC_FULL_MAX_SHARE of the time (crawlproj.extensions.gc_tuning).

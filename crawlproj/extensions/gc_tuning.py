@@ -8,12 +8,15 @@ holding every host's next request. Once the engine has started, this extension c
 once and freezes what is left (``gc.freeze()``: those objects are never scanned again),
 and raises the first generation's threshold so young objects are collected less often.
 
-Raised thresholds make the oldest generation's collection rare, and what waits for it grows
-with every host a crawl meets: each closed connection leaves Twisted's objects (connector,
-transport, factories, Deferreds) in reference cycles that outlive the young collections.
-So a full collection also runs on a clock (``GC_FULL_INTERVAL``), stretched so its pauses
-take at most ``GC_FULL_MAX_SHARE`` of the crawl's time; their count, what they freed and
-their longest pause are in the stats (``gc/full_*``).
+Python collects the oldest generation once the middle one has been collected ``GC_THRESHOLDS[2]``
+times and what it promoted since is a quarter of what the last full collection kept; with the
+start-up heap frozen that second rule no longer holds it back, and at 20 it ran every 2-5 s of
+a polite crawl, 60-140 ms each. So the third threshold is raised out of the way and a full
+collection runs on a clock instead (``GC_FULL_INTERVAL``): what waits for it grows with every
+host a crawl meets (each closed connection leaves Twisted's objects, connector, transport,
+factories, Deferreds, in reference cycles that outlive the young collections). The clock is
+stretched so the pauses take at most ``GC_FULL_MAX_SHARE`` of the crawl's time; their count,
+what they freed and their longest pause are in the stats (``gc/full_*``).
 """
 
 from __future__ import annotations
