@@ -55,6 +55,9 @@ def _full_collections_while_pages_pass(thresholds: tuple[int, int, int], objects
             full.append(1)
 
     before = gc.get_threshold()
+    # As in a crawl past its first full collection: the start-up heap (here, whatever this process
+    # held before) frozen, and the oldest generation's last collection counted without it.
+    gc.freeze()
     gc.collect()
     gc.callbacks.append(count)
     gc.set_threshold(*thresholds)
@@ -69,6 +72,7 @@ def _full_collections_while_pages_pass(thresholds: tuple[int, int, int], objects
     finally:
         gc.set_threshold(*before)
         gc.callbacks.remove(count)
+        gc.unfreeze()
     return len(full)
 
 
