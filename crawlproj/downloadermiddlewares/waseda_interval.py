@@ -45,8 +45,8 @@ class WasedaIntervalMiddleware:
         self.stats = crawler.stats
         self.hosts = host_politeness(crawler)
         self._started: dict[int, tuple[float, HeldMark]] = {}  # id(request) -> (when, the held mark then)
-        self._quiet: dict[int, float] = {}  # id(request) -> quiet_at() when its latest bytes were read
-        self._read: dict[int, float] = {}  # id(request) -> when its latest bytes were read
+        # id(request) -> (when its latest bytes were read, quiet_at() then)
+        self._read: dict[int, tuple[float, float | None]] = {}
         crawler.signals.connect(self._bytes_read, signal=signals.headers_received)
         crawler.signals.connect(self._bytes_read, signal=signals.bytes_received)
 
@@ -60,9 +60,7 @@ class WasedaIntervalMiddleware:
 
     def _bytes_read(self, request: Any, **_: Any) -> None:
         if id(request) in self._started:
-            self._read[id(request)] = time.monotonic()
-            if (quiet := quiet_at()) is not None:
-                self._quiet[id(request)] = quiet
+            self._read[id(request)] = (time.monotonic(), quiet_at())
 
     def process_response(self, request: Any, response: Response, spider: Any = None) -> Response:
         self._observed(request, response)
@@ -74,8 +72,7 @@ class WasedaIntervalMiddleware:
 
     def _observed(self, request: Any, result: Any) -> None:
         started = self._started.pop(id(request), None)
-        quiet = self._quiet.pop(id(request), None)
-        read = self._read.pop(id(request), None)
+        read, quiet = self._read.pop(id(request), (None, None))
         if started is None:
             return  # refused before it reached the handler (robots.txt, address safety): no fetch
         key = request.meta.get("politeness_key")
