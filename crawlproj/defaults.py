@@ -381,6 +381,11 @@ RENDER_SAMPLE_OFFLINE: boolean = True
 #: a render on a small machine; a crawl that renders most pages on a machine whose cores the
 #: crawl keeps busy (WORKERS = cores) wants ``low`` (nice +10) or ``normal``.
 RENDER_BROWSER_PRIORITY: choice("idle", "low", "normal") = "idle"
+#: The browser's processes are kept off this many of the machine's CPUs (the first ones): even
+#: at ``idle`` a browser busy in the kernel is not preempted at once, and with a CPU the
+#: browser never uses, the crawl's reactor always finds one free (docs/rendering.md). 0: none;
+#: a machine with no more CPUs than this keeps the browser on all.
+RENDER_BROWSER_SPARE_CPUS: number(int, 0) = 1
 #: Scripts a render fetched are kept (by URL, up to this many bytes) for later renders:
 #: request routing turns the browser's own cache off. 0: every render fetches them again.
 RENDER_ASSET_CACHE_BYTES: number(int, 0) = 32 * 2**20

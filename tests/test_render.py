@@ -485,31 +485,59 @@ def test_middleware_leaves_robots_sitemaps_and_subrequests_alone():
 
 
 @pytest.mark.parametrize("priority", ["idle", "low"])
-def test_the_browser_and_what_it_starts_run_below_the_crawls_priority(priority):
+def test_the_browser_and_what_it_starts_run_below_the_crawls_priority_off_a_spare_cpu(priority):
     import os
     import subprocess
+    import sys
 
-    from crawlproj.rendering.browser import LOW_PRIORITY_NICE, descendants, lower_priority
+    from crawlproj.rendering.browser import LOW_PRIORITY_NICE, browser_cpus, descendants, lower_priority
 
-    def lowered(pid):
+    def lowered(tid):
         if priority == "idle":
-            return os.sched_getscheduler(pid) == os.SCHED_IDLE
-        return os.getpriority(os.PRIO_PROCESS, pid) == min(19, mine + LOW_PRIORITY_NICE)
+            return os.sched_getscheduler(tid) == os.SCHED_IDLE
+        return os.getpriority(os.PRIO_PROCESS, tid) == min(19, mine + LOW_PRIORITY_NICE)
 
-    mine, policy = os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0)
-    # A stand-in for Playwright's driver, which starts the browser after it was lowered.
-    driver = subprocess.Popen(["sh", "-c", "sleep 0.3; sleep 5 & wait"])
+    def threads(pid):
+        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+
+    mine, policy, everywhere = os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), os.sched_getaffinity(0)
+    cpus = browser_cpus(everywhere, 1) or everywhere  # a machine of one CPU keeps the browser on it
+    # A stand-in for Playwright's driver: a thread of its own already running when it is
+    # lowered (Node's, Chromium's), and a browser it starts afterwards.
+    driver = subprocess.Popen([sys.executable, "-c", "import subprocess, threading, time\n"
+                               "threading.Thread(target=time.sleep, args=(5,)).start()\n"
+                               "time.sleep(0.5); subprocess.run(['sleep', '5'])"])
+    helper = subprocess.Popen(["sleep", "5"])  # a page helper the crawl started before the browser
     try:
-        lower_priority(descendants(os.getpid()), priority)
-        assert lowered(driver.pid)
-        time.sleep(0.6)
-        started_later = descendants(driver.pid)
-        assert started_later and all(lowered(p) for p in started_later)
-        # The crawl itself is untouched.
-        assert (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0)) == (mine, policy)
+        deadline = time.monotonic() + 5
+        while len(threads(driver.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        tree = descendants(os.getpid(), excluding={helper.pid})
+        assert driver.pid in tree and helper.pid not in tree
+        lower_priority(tree, priority, cpus)
+        assert len(threads(driver.pid)) == 2 and all(lowered(t) for t in threads(driver.pid))
+        assert all(os.sched_getaffinity(t) == cpus for t in threads(driver.pid))
+        deadline = time.monotonic() + 5
+        while not (started_later := descendants(driver.pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started_later and all(lowered(p) and os.sched_getaffinity(p) == cpus for p in started_later)
+        # The crawl and its helper are untouched.
+        for pid in (0, helper.pid):
+            assert (os.getpriority(os.PRIO_PROCESS, pid), os.sched_getscheduler(pid)) == (mine, policy)
+            assert os.sched_getaffinity(pid) == everywhere
     finally:
-        driver.kill()
-        driver.wait()
+        for proc in (driver, helper):
+            proc.kill()
+            proc.wait()
+
+
+def test_the_browser_is_kept_off_the_spare_cpus_unless_that_leaves_it_none():
+    from crawlproj.rendering.browser import browser_cpus
+
+    assert browser_cpus({0, 1}, 1) == {1}
+    assert browser_cpus({2, 5, 7, 9}, 2) == {7, 9}
+    assert browser_cpus({0}, 1) is None and browser_cpus({0, 1}, 2) is None
+    assert browser_cpus({0, 1, 2}, 0) is None
 
 
 def test_samples_render_through_the_frontier_where_offline_samples_are_off():

@@ -22,11 +22,12 @@ def find_chromium(configured: str = "") -> str | None:
     return None
 
 
-def descendants(root: int) -> list[int]:
-    """Every process under ``root`` (children, their children, ...), from /proc."""
+def descendants(root: int, excluding: set[int] | frozenset[int] = frozenset()) -> list[int]:
+    """Every process under ``root`` (children, their children, ...), from /proc; those in
+    ``excluding`` and under them left out."""
     found, stack = [], [root]
     while stack:
-        children = _children(stack.pop())
+        children = [pid for pid in _children(stack.pop()) if pid not in excluding]
         found += children
         stack += children
     return found
@@ -47,19 +48,38 @@ def _children(pid: int) -> list[int]:
 LOW_PRIORITY_NICE = 10
 
 
-def lower_priority(pids: list[int] | set[int], priority: str) -> None:
-    """Lower the CPU priority of ``pids`` to ``priority`` (``idle``, ``low`` or ``normal``);
-    processes they start later inherit it (nice values and scheduling policies do)."""
-    if priority == "normal":
-        return
+def browser_cpus(allowed: set[int], spare: int) -> set[int] | None:
+    """The CPUs the browser may use: ``allowed`` but its first ``spare`` (None: all of them,
+    when that would leave the browser none)."""
+    if spare <= 0 or len(allowed) <= spare:
+        return None
+    return set(sorted(allowed)[spare:])
+
+
+def lower_priority(pids: list[int] | set[int], priority: str, cpus: set[int] | None = None) -> None:
+    """Lower the CPU priority of ``pids`` to ``priority`` (``idle``, ``low`` or ``normal``) and
+    keep them on ``cpus`` (None: anywhere), every thread of each: a process's threads
+    started before it was lowered do not inherit it, while threads and processes started
+    later do (nice values, scheduling policies and affinity are inherited)."""
     for pid in pids:
-        try:
-            if priority == "idle" and hasattr(os, "SCHED_IDLE"):
-                os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
-            else:
-                os.setpriority(os.PRIO_PROCESS, pid, min(19, os.getpriority(os.PRIO_PROCESS, pid) + LOW_PRIORITY_NICE))
-        except OSError:
-            pass  # gone, or not ours
+        for tid in _threads(pid):
+            try:
+                if cpus is not None:
+                    os.sched_setaffinity(tid, cpus)
+                if priority == "idle" and hasattr(os, "SCHED_IDLE"):
+                    os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+                elif priority != "normal":
+                    os.setpriority(os.PRIO_PROCESS, tid,
+                                   min(19, os.getpriority(os.PRIO_PROCESS, tid) + LOW_PRIORITY_NICE))
+            except OSError:
+                pass  # gone, or not ours
+
+
+def _threads(pid: int) -> list[int]:
+    try:
+        return [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return [pid]
 
 
 def _name(pid: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
 import os
 import time
 from collections import Counter, OrderedDict
@@ -30,7 +31,7 @@ from .. import signals as crawl_signals
 from ..politeness.interval import IntervalPolicy
 from ..politeness.keepalive import expose_connection_header
 from ..extensions.stalls import crawler_held, held_mark
-from .browser import INSTALL_HINT, browser_rss, descendants, find_chromium, lower_priority
+from .browser import INSTALL_HINT, browser_cpus, browser_rss, descendants, find_chromium, lower_priority
 from .pacing import SubrequestPacer
 from .shadow import FLATTEN_SHADOW_ROOTS
 
@@ -151,7 +152,9 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
     * the browser is ``CHROMIUM_PATH`` (or the system ``chromium``), launched on the
       first render only, never a Playwright download;
     * the browser runs at ``RENDER_BROWSER_PRIORITY`` (by default, only on the CPU the
-      crawl's own process leaves), so no host's next request waits for a render;
+      crawl's own process leaves) and off ``RENDER_BROWSER_SPARE_CPUS`` of the machine's
+      CPUs, so no host's next request waits for a render (the crawl's helper processes
+      keep their priority);
     * at most ``RENDER_MAX_PAGES`` pages are open at once, each is closed after its
       render, on error and on timeout too (``RENDER_TIMEOUT`` for the whole render,
       ``RENDER_NAVIGATION_TIMEOUT`` for the navigation);
@@ -208,6 +211,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         self.blocked_types = {t.lower() for t in s.getlist("RENDER_BLOCK_RESOURCE_TYPES")}
         self.other_hosts = s.getbool("RENDER_OTHER_HOSTS")
         self.priority = s.get("RENDER_BROWSER_PRIORITY")
+        self.cpus = browser_cpus(os.sched_getaffinity(0), s.getint("RENDER_BROWSER_SPARE_CPUS")) \
+            if hasattr(os, "sched_getaffinity") else None
         self.policy = IntervalPolicy.from_settings(s)  # only when no frontier answers rest_after
         self.pacer = SubrequestPacer(self._rest)
         self.assets = AssetCache(s.getint("RENDER_ASSET_CACHE_BYTES"))
@@ -238,7 +243,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 if not path:
                     raise RuntimeError(f"no Chromium to render with; install it ({INSTALL_HINT}) or set CHROMIUM_PATH")
                 await self._launch()  # Playwright's driver: the browser it starts inherits its priority
-                lower_priority(descendants(os.getpid()), self.priority)
+                helpers = {child.pid for child in multiprocessing.active_children()}  # page and document helpers
+                lower_priority(descendants(os.getpid(), excluding=helpers), self.priority, self.cpus)
                 self._launched = True
                 logger.info("rendering with %s (at most %d pages at once)", path, self.max_pages)
 
