@@ -351,23 +351,22 @@ def test_middleware_judges_samples_offline_and_prefetches_what_they_miss_through
     assert again.meta["render_prefetched"] == {widget: answer} and "render_prefetch" not in again.meta
     assert settled == [fetch]
     assert stats.get_value("render/samples") == stats.get_value("render/samples_offline") == 3
-    # A page whose render keeps missing something new: prefetched 3 times, then rendered through the frontier.
+    # A page whose render keeps missing something new: prefetched 3 times, then judged offline
+    # with what it has, never rendered through the frontier (that held its host for seconds).
     queued.clear()
     missing = [f"http://a.test/chain{i}.js" for i in range(4)]
     renders["http://a.test/7"] = (missing, scripted)
     asyncio.run(crawl((5, 6, 7)))
     for i in range(3):
         fetch = queued.pop()
+        assert fetch.meta["render_prefetch"] == missing[i:]
         with pytest.raises(IgnoreRequest):
             prefetched(fetch, {missing[i]: answer})
-    fetch = queued.pop()
-    assert "render_prefetch" not in fetch.meta and fetch.priority == 1
-    assert stats.get_value("render/offline_retried") == 1
-    assert len(fetch.meta["render_prefetched"]) == 3  # the render through the frontier has these at hand
-    with pytest.raises(IgnoreRequest):  # the render showed nothing more: the static page stands
-        asyncio.run(downloaded(fetch, _respond(fetch, scripted, ["playwright"])))
-    assert settled[-1] is fetch and len(settled) == 5  # 3 prefetches and the sample since
-    assert stats.get_value("render/samples") == 4 and stats.get_value("render/samples_offline") == 3
+    assert not queued and stats.get_value("render/offline_retried") is None
+    assert offline[-1].url == "http://a.test/7" and len(offline[-1].meta["render_prefetched"]) == 3
+    assert stats.get_value("render/samples_incomplete") == 1
+    assert len(settled) == 4  # the 3 prefetches since
+    assert stats.get_value("render/samples") == stats.get_value("render/samples_offline") == 4
     assert stats.get_value("render/evidence/comparisons") == 4 and stats.get_value("render/rendered") is None
     # A render that shows more offline is rendered again through the frontier, and kept and learnt there.
     renders["http://a.test/15"] = ([], more)
@@ -376,7 +375,7 @@ def test_middleware_judges_samples_offline_and_prefetches_what_they_miss_through
     assert "render_prefetch" not in queued[0].meta
     kept = asyncio.run(downloaded(queued[0], _respond(queued[0], more, ["playwright"])))
     assert kept.body == more  # it showed more: the rendered page replaces the static one
-    assert len(settled) == 5  # its page is stored: the store completes it
+    assert len(settled) == 4  # its page is stored: the store completes it
     assert stats.get_value("render/samples") == 5 and stats.get_value("render/sample_gains") == 1
     assert stats.get_value("render/rendered") == 1 and stats.get_value("render/evidence/missed") == 1
     assert not mw._prefetching

@@ -90,9 +90,10 @@ class RenderDecisionMiddleware:
     it does not hold its host's turn for the second or so a render takes. What the
     render needed and the cache lacked is fetched through the frontier as a prefetch
     (one per host at a time; it holds the host for those fetches only, not for a
-    render), and the render is tried offline again. After three prefetches, or when
-    the render showed more than the static page (so the rendered page is kept), the
-    sample is rendered through the frontier as above, with what was prefetched at hand.
+    render), and the render is tried offline again. After three prefetches it is judged
+    with what it has (what it still missed failed). When the render showed more than the
+    static page (so the rendered page is kept), or failed, the sample is rendered through
+    the frontier as above, with what was prefetched at hand.
     A host has one sample through the frontier at a time; one that falls due meanwhile is
     skipped.
     robots.txt, sitemaps, the browser's own sub-requests and requests with
@@ -104,6 +105,7 @@ class RenderDecisionMiddleware:
     without the server), ``render/samples_skipped`` (due while the host's sample was under
     way), ``render/prefetches`` (counted by the download handler),
     ``render/offline_retried`` (offline samples rendered through the frontier after all),
+    ``render/samples_incomplete`` (judged offline with scripts still missing after the prefetches),
     ``render/evidence/<figure>``,
     ``render/hosts_to_<mode>`` and ``render/host_mode/<host>`` for each host that switched.
     Each host's evidence goes to the store's ``render_hosts`` table
@@ -249,22 +251,29 @@ class RenderDecisionMiddleware:
     async def _sample_offline(self, sample: Request) -> None:
         """Render ``sample`` without the server. What it missed is fetched through the frontier
         (a prefetch, holding the host for those fetches only) and the render tried again; after
-        ``_PREFETCH_ROUNDS``, or when it shows more, the sample is rendered through the frontier."""
+        ``_PREFETCH_ROUNDS`` it is judged with what it has. When it shows more, or its render
+        failed, the sample is rendered through the frontier."""
         offline = sample.replace(meta={**_per_page(sample.meta), "render_offline": True,
                                        "download_slot": _OFFLINE_SLOT})
+        rounds = sample.meta.get("render_prefetch_rounds", 0)
+        carried = sum(len(answer[2]) for answer in (sample.meta.get("render_prefetched") or {}).values() if answer)
+        # Past its prefetches a sample is judged with what it has, its misses failed as a dead
+        # link's would: rendered through the frontier instead, it held its host for seconds.
+        last_round = rounds >= _PREFETCH_ROUNDS or carried > _PREFETCH_MAX_BYTES
         missed: list[str] = []
         try:
             response = await self.crawler.engine.download_async(offline)
             missed = offline.meta.get("render_missed") or []
-            if not missed and isinstance(response, TextResponse) and await self._judged_offline(sample, response):
+            if (not missed or last_round) and isinstance(response, TextResponse) \
+                    and await self._judged_offline(sample, response):
+                if missed:
+                    self.stats.inc_value("render/samples_incomplete")
                 return  # judged: the static page already showed it all
         except Exception as exc:  # noqa: BLE001 - a failed render is retried the usual way
             logger.debug("offline render of %s failed: %r", sample.url, exc)
-        rounds = sample.meta.get("render_prefetch_rounds", 0)
-        carried = sum(len(answer[2]) for answer in (sample.meta.get("render_prefetched") or {}).values() if answer)
         # First in its host's queue, so the evidence comes while it is still of use.
         first = max(sample.priority, 1)
-        if missed and rounds < _PREFETCH_ROUNDS and carried <= _PREFETCH_MAX_BYTES:
+        if missed and not last_round:
             host = urlparse_cached(sample).hostname or ""
             pending = self._prefetching.get(host)
             if pending is not None and time.monotonic() - pending[0] < _PATIENCE:
