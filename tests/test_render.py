@@ -175,9 +175,13 @@ def test_the_asset_cache_keeps_scripts_by_url_within_its_bytes_and_not_what_says
     assert cache.get("http://a.test/2.js") is None and cache.get("http://a.test/1.js") and cache.size == 80
     cache.put("http://a.test/4.js", script(10, **{"Cache-Control": "no-store"}))
     cache.put("http://a.test/5.js", script(10, **{"Cache-Control": "private, max-age=60"}))
-    cache.put("http://a.test/6.js", Response("http://a.test/6.js", status=404, body=b"gone"))
+    cache.put("http://a.test/6.js", Response("http://a.test/6.js", status=500, body=b"down"))
     cache.put("http://a.test/big.js", script(101))
     assert all(cache.get(f"http://a.test/{n}.js") is None for n in ("4", "5", "6", "big"))
+    # A missing resource's answer is kept, and answers a script's data request too; a script's does not.
+    cache.put("http://a.test/index.json", Response("http://a.test/index.json", status=404, body=b"gone"))
+    assert cache.get("http://a.test/index.json", script=False).status == 404
+    assert cache.get("http://a.test/1.js", script=False) is None and cache.get("http://a.test/1.js")
 
 
 def test_pacer_serialises_a_host_and_rests_between_requests():

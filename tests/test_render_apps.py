@@ -160,3 +160,28 @@ def test_the_dom_is_read_once_the_app_stops_changing_it():
     settling, settled, endless, waited = asyncio.run(run())
     assert "step5" in settled and not settling.idle_timed_out
     assert endless.idle_timed_out and waited < 2.0  # an app that never settles costs its budget, no more
+
+
+def test_a_missing_resource_a_sample_asks_for_goes_to_the_server_once(tmp_path):
+    """A search script on every page asks for an index the server does not have (gi-docgen's
+    index.json on GTK's reference, Haddock's doc-index.json): every sample asked again."""
+    root = tmp_path / "site"
+    root.mkdir()
+    article = "<p>" + "A reference page with a good deal of text about one function of a library. " * 12 + "</p>"
+    (root / "search.js").write_text("fetch('/index.json').then(r => r.json()).catch(() => null);")
+    for i in range(24):
+        links = "".join(f'<a href="/p{j}.html">page {j}</a>' for j in range(i + 1, min(i + 6, 24)))
+        (root / f"p{i}.html").write_text(f"<html><head><script src=/search.js></script></head>"
+                                         f"<body><h1>Page {i}</h1>{article}{links}</body></html>")
+    host = f"search.{docsites.DOMAIN}"
+    with NginxServer({host: str(root)}) as nginx:
+        result = run_crawl("site", tmp_path, args={"url": f"http://{host}:{nginx.port}/p0.html"}, settings={
+            "HOST_RESOLVE": docsites.HOST_RESOLVE, "ALLOWED_DOMAINS": docsites.DOMAIN,
+            "STORE_URI": f"sqlite:///{tmp_path / 'crawl.db'}", "MIN_INTERVAL": 0.05, "DASHBOARD_ENABLED": False,
+            "RENDER_MODE": "auto", "RENDER_SAMPLE_FIRST": 3, "RENDER_SAMPLE_GROWTH": 2})
+        fetched = Counter((r.path, r.status) for r in nginx.records())
+    assert result.returncode == 0, result.log[-3000:]
+    stats = result.stats
+    assert stats["render/samples"] >= 4, str({k: v for k, v in stats.items() if k.startswith("render")})
+    assert fetched[("/index.json", 404)] == 1 and fetched[("/search.js", 200)] == 1, fetched
+    assert all(fetched[(f"/p{i}.html", 200)] == 1 for i in range(24)), fetched

@@ -45,6 +45,12 @@ _ABSENT = object()
 _FORWARDED_HEADERS = {"accept", "accept-language", "referer"}
 
 
+#: Answers that say a resource is missing: kept by the asset cache for any request of a render.
+_MISSING = frozenset({404, 410})
+#: A render's requests the asset cache answers (GET only): scripts, and scripts' data requests.
+_CACHED_TYPES = frozenset({"script", "fetch", "xhr"})
+
+
 class AssetCache:
     """The scripts renders fetched, by URL, up to ``max_bytes`` (least recently used out).
 
@@ -52,21 +58,26 @@ class AssetCache:
     every render would fetch a site's whole bundle again, each request with its politeness
     rest: a render of a documentation page cost its host about 2 s of its turn, and a
     single-page app's bundle went to the server once a page. A response that says
-    ``no-store`` or ``private`` is not kept."""
+    ``no-store`` or ``private`` is not kept. A missing resource's answer (404, 410: cacheable
+    by default, RFC 9110 15.1) is kept too, and answers a script's data request as well: a
+    site's search script asked for an index the server does not have on every sample."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes, self.size = max_bytes, 0
         self._entries: OrderedDict[str, Response] = OrderedDict()
 
-    def get(self, url: str) -> Response | None:
+    def get(self, url: str, script: bool = True) -> Response | None:
+        """The answer kept for ``url``; for a request that is not a script's (``script`` False),
+        only a missing resource's."""
         response = self._entries.get(url)
-        if response is not None:
-            self._entries.move_to_end(url)
+        if response is None or not script and response.status not in _MISSING:
+            return None
+        self._entries.move_to_end(url)
         return response
 
     def put(self, url: str, response: Response) -> None:
         control = (response.headers.get(b"Cache-Control") or b"").lower()
-        if response.status != 200 or b"no-store" in control or b"private" in control:
+        if response.status != 200 and response.status not in _MISSING or b"no-store" in control or b"private" in control:
             return
         if len(response.body) > self.max_bytes or url in self._entries:
             return
@@ -332,7 +343,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 self.stats.inc_value(f"render/blocked/{refused}")
                 await route.abort("blockedbyclient")
                 return
-            cacheable = browser_request.resource_type == "script" and browser_request.method == "GET"
+            cacheable = browser_request.resource_type in _CACHED_TYPES and browser_request.method == "GET"
+            script = browser_request.resource_type == "script"
             if main_document and render.given is not None and browser_request.url == render.given.url:
                 # The document the static fetch already got: the server is not asked twice.
                 response, render.given = render.given, None
@@ -342,9 +354,9 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                     raise ConnectionError("prefetch failed")
                 status, headers, body = known
                 response = Response(browser_request.url, status=status, headers=headers, body=body)
-                if cacheable:
+                if cacheable and (script or status in _MISSING):
                     self.assets.put(browser_request.url, response)
-            elif (response := self.assets.get(browser_request.url) if cacheable else None) is not None:
+            elif (response := self.assets.get(browser_request.url, script) if cacheable else None) is not None:
                 self.stats.inc_value("render/asset_cache_hits")
             elif render.offline:
                 # The server is not asked: the render is tried again once this is fetched.
@@ -356,7 +368,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                            if k.lower() in _FORWARDED_HEADERS}
                 response = await self.pacer.run(render.host, partial(self._fetch, render, browser_request.url,
                                                                      browser_request.method, headers))
-                if cacheable:
+                if cacheable and (script or response.status in _MISSING):
                     self.assets.put(browser_request.url, response)
             if main_document:
                 render.document = (response.body, (response.headers.get(b"Content-Type") or b"").decode("latin-1"))
