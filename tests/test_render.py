@@ -457,14 +457,29 @@ def test_offline_samples_end_quietly_when_the_spider_closes_and_wait_in_a_bounde
     asyncio.run(crawl())
 
 
-def test_middleware_renders_a_sample_too_large_to_carry_through_the_frontier():
+def test_middleware_renders_a_large_sample_offline_and_bounds_the_documents_waiting():
+    """A sample of a page past what a queued render carries (512 KiB) is rendered offline too:
+    through the frontier it fetched its page again and held its host for seconds. What the
+    waiting samples carry is bounded in bytes as well as in number."""
+    from crawlproj.downloadermiddlewares.render_decision import _OFFLINE_WAITING_BYTES
+
     queued = []
     mw, stats = _middleware(queued)
-    big = f"<html><body>{ARTICLE}{NAV}<script src=/widget.js></script>{'<p>x</p>' * 70_000}</body></html>".encode()
-    request = Request("http://a.test/big")
-    mw.process_response(request, _respond(request, big))
-    assert [q.url for q in queued] == ["http://a.test/big"] and "render_static_document" not in queued[0].meta
-    assert not mw._offline
+    big = f"<html><body>{ARTICLE}{NAV}<script src=/widget.js></script>{'<p>x</p>' * 80_000}</body></html>".encode()
+    assert 512 * 1024 < len(big) < 2 * 2**20
+
+    async def run():
+        mw._offline.add(asyncio.get_running_loop().create_future())  # a render under way: the rest wait
+        for i in range(16):  # each host's first page is sampled
+            request = Request(f"http://h{i}.test/big")
+            assert mw.process_response(request, _respond(request, big)).body == big
+
+    asyncio.run(run())
+    assert not queued  # none through the frontier
+    fits = _OFFLINE_WAITING_BYTES // len(big)
+    assert 1 < fits < 16 and len(mw._offline_waiting) == fits
+    assert all(sample.meta["render_static_document"][2] == big for sample in mw._offline_waiting)
+    assert mw._offline_waiting_bytes == fits * len(big) and stats.get_value("render/samples_dropped") == 16 - fits
 
 
 def test_middleware_does_not_render_a_page_whose_parse_was_given_up():

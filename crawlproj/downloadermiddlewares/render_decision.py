@@ -42,11 +42,13 @@ _OFFLINE_SLOT = "render:offline"
 #: renders compete with the crawl for the CPU (four at once cost a CPU-bound crawl of two
 #: workers a quarter of its pages).
 _OFFLINE_AT_ONCE = 1
-#: Offline samples waiting their turn, at most: each carries its static document (up to
-#: _DOCUMENT_REUSE_MAX_BYTES), and a broad crawl meets new hosts, each with its first
-#: samples, faster than one render at a time judges them. Past it a sample is dropped
-#: (``render/samples_dropped``): evidence, not a page, is lost.
+#: Offline samples waiting their turn, at most, and the bytes of the static documents they
+#: carry (any page the rule judges, up to _SHELL_MAX_BYTES: a larger page's sample rendered
+#: through the frontier fetched it again and held its host for seconds): a broad crawl meets
+#: new hosts, each with its first samples, faster than one render at a time judges them.
+#: Past either a sample is dropped (``render/samples_dropped``): evidence, not a page, is lost.
 _OFFLINE_WAITING_MAX = 16
+_OFFLINE_WAITING_BYTES = 16 * _DOCUMENT_REUSE_MAX_BYTES
 #: An offline sample's misses are fetched at most this many times (a script loads another)...
 _PREFETCH_ROUNDS = 3
 #: ...and while what it carries through the frontier stays below this.
@@ -65,6 +67,12 @@ _PER_ATTEMPT_META = frozenset(_PER_DOWNLOAD_META) - {"render_static_document"} |
 async def _now(fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)`` here, for where there are no page threads."""
     return fn(*args)
+
+
+def _carried(sample: Request) -> int:
+    """The bytes of the static document ``sample`` carries."""
+    document = sample.meta.get("render_static_document")
+    return len(document[2]) if document else 0
 
 
 def _per_page(meta: dict, *also: str) -> dict:
@@ -128,6 +136,7 @@ class RenderDecisionMiddleware:
         self.budget = page_budget(s)
         self._offline: set[asyncio.Future] = set()  # offline samples in progress
         self._offline_waiting: deque[Request] = deque()  # offline samples waiting their turn
+        self._offline_waiting_bytes = 0  # the static documents they carry
         self.offline_samples = s.getbool("RENDER_SAMPLE_OFFLINE")
         # host -> (since when, samples waiting): one prefetch at a time per host, so samples that
         # miss the same script do not each fetch it.
@@ -222,10 +231,13 @@ class RenderDecisionMiddleware:
             self._start_offline(sample)
 
     def _start_offline(self, sample: Request) -> None:
-        if len(self._offline_waiting) >= _OFFLINE_WAITING_MAX:
+        size = _carried(sample)
+        if len(self._offline_waiting) >= _OFFLINE_WAITING_MAX or (
+                self._offline_waiting and self._offline_waiting_bytes + size > _OFFLINE_WAITING_BYTES):
             self.stats.inc_value("render/samples_dropped")
             return
         self._offline_waiting.append(sample)
+        self._offline_waiting_bytes += size
         self._next_offline()
 
     def _idle(self) -> None:
@@ -238,13 +250,16 @@ class RenderDecisionMiddleware:
         """The crawl is over: samples still waiting are dropped, those under way cancelled (they
         would hand the closed engine their requests)."""
         self._offline_waiting.clear()
+        self._offline_waiting_bytes = 0
         for task in list(self._offline):
             task.cancel()
 
     def _next_offline(self, done: asyncio.Future | None = None) -> None:
         self._offline.discard(done)
         while self._offline_waiting and len(self._offline) < _OFFLINE_AT_ONCE:
-            task = asyncio.ensure_future(self._sample_offline(self._offline_waiting.popleft()))
+            sample = self._offline_waiting.popleft()
+            self._offline_waiting_bytes -= _carried(sample)
+            task = asyncio.ensure_future(self._sample_offline(sample))
             self._offline.add(task)
             task.add_done_callback(self._next_offline)
 
@@ -313,7 +328,9 @@ class RenderDecisionMiddleware:
 
     def _render_again(self, request: Request, response: TextResponse, reason: str, verdict: Verdict) -> Request:
         meta = {k: v for k, v in request.meta.items() if k not in _PER_DOWNLOAD_META}
-        reuse = len(response.body) <= _DOCUMENT_REUSE_MAX_BYTES
+        # An offline sample waits beside the frontier, not in it: it carries any document judged.
+        offline = reason == "sample" and self.offline_samples
+        reuse = len(response.body) <= (_SHELL_MAX_BYTES if offline else _DOCUMENT_REUSE_MAX_BYTES)
         # What the static page showed, for the comparison with its render (a sample rendered
         # offline reads its main text in a page thread, from the document it carries).
         chars = None if reuse and reason == "sample" else self._main_chars(response.body, response.encoding)
