@@ -384,7 +384,8 @@ RENDER_BROWSER_PRIORITY: choice("idle", "low", "normal") = "idle"
 #: The browser's processes are kept off this many of the machine's CPUs (the first ones): even
 #: at ``idle`` a browser busy in the kernel is not preempted at once, and with a CPU the
 #: browser never uses, the crawl's reactor always finds one free (docs/rendering.md). 0: none;
-#: a machine with no more CPUs than this keeps the browser on all.
+#: a machine with no more CPUs than this keeps the browser on all. WORKERS and the
+#: distributed profile set 0: their samples render through the frontier, holding their host.
 RENDER_BROWSER_SPARE_CPUS: number(int, 0) = 1
 #: Scripts a render fetched are kept (by URL, up to this many bytes) for later renders:
 #: request routing turns the browser's own cache off. 0: every render fetches them again.

@@ -595,7 +595,7 @@ def test_a_host_has_one_sample_through_the_frontier_at_a_time():
     assert [q.url for q in queued][-2:] == ["http://a.test/4", "http://a.test/5"]
 
 
-def test_workers_and_the_distributed_profile_render_samples_through_the_frontier_unless_asked():
+def test_workers_and_the_distributed_profile_render_samples_through_the_frontier_on_any_cpu_unless_asked():
     from scrapy.settings import Settings
 
     import settings as defaults  # the project: its defaults and profiles
@@ -608,6 +608,12 @@ def test_workers_and_the_distributed_profile_render_samples_through_the_frontier
     asked = Settings(base, priority="default")
     asked.set("RENDER_SAMPLE_OFFLINE", True, priority="cmdline")
     assert worker_overrides(asked, "redis://x", 1)["RENDER_SAMPLE_OFFLINE"] == "True"
+    # Nor is their browser kept off a CPU: the workers keep every CPU busy, and a sample through
+    # the frontier holds its host until the browser is done.
+    assert defaults.RENDER_BROWSER_SPARE_CPUS == 1 and distributed.RENDER_BROWSER_SPARE_CPUS == 0
+    assert worker_overrides(Settings(base, priority="default"), "redis://x", 1)["RENDER_BROWSER_SPARE_CPUS"] == "0"
+    asked.set("RENDER_BROWSER_SPARE_CPUS", 2, priority="cmdline")
+    assert worker_overrides(asked, "redis://x", 1)["RENDER_BROWSER_SPARE_CPUS"] == "2"
 
 
 def test_workers_share_the_near_duplicate_index_unless_asked_for_their_own():

@@ -86,6 +86,11 @@ def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict
         # As in the distributed profile (a prefetch may go to another worker), unless asked for.
         "RENDER_SAMPLE_OFFLINE": str(settings.getbool("RENDER_SAMPLE_OFFLINE")
                                      and settings.getpriority("RENDER_SAMPLE_OFFLINE") > SETTINGS_PRIORITIES["project"]),
+        # The workers keep every CPU busy, and a sample rendered through the frontier holds its
+        # host until the browser is done: it needs whatever CPU is idle, on any core.
+        "RENDER_BROWSER_SPARE_CPUS": str(settings.getint("RENDER_BROWSER_SPARE_CPUS")
+                                         if settings.getpriority("RENDER_BROWSER_SPARE_CPUS") > SETTINGS_PRIORITIES["project"]
+                                         else 0),
     }
 
 
