@@ -520,6 +520,11 @@ PAGE_THREADS: number(int, 0) = 1
 #: helper works on another core. 0: never (page threads only). With PAGE_THREADS 0, all
 #: per-page work stays on the reactor's thread, large pages' too.
 PAGE_PROCESS_MIN_BYTES: number(int, 0) = 128 * 1024
+#: The helper processes (large pages, documents) run this many nice steps below the crawl: its
+#: reactor, whose turns decide when each host's next request goes, comes first when the CPUs
+#: are busy (WORKERS = cores), and PAGE_STAGE_BACKLOG holds the frontier while a helper
+#: catches up. 0: the crawl's own priority.
+PAGE_PROCESS_NICE: number(int, 0, high=19) = 10
 #: Work on one page in a page thread is given up on after this many seconds; the page is
 #: stored with what could be extracted (budget/timeout/parse, budget/timeout/main_text).
 PAGE_STAGE_TIMEOUT: number(float, 0, inclusive=False) = 20.0

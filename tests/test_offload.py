@@ -172,3 +172,24 @@ def test_a_page_parsed_off_the_reactor_has_its_scripts_read_before_its_tree_goes
     parses: list = []
     monkeypatch.setattr(page_module, "LexborHTMLParser", lambda html: parses.append(html))
     assert page.scripts.external == 1 and parses == []
+
+
+def _nice() -> int:
+    return os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def test_the_helper_processes_run_below_the_crawls_priority_and_its_threads_do_not():
+    """The reactor decides when each host's next request goes: with the CPUs busy (two workers
+    on two cores) it comes before a large page's parse."""
+    mine = _nice()
+    workers = PageWorkers(1, 60, 0, process_min_bytes=1_000, process_nice=5)
+
+    async def where():
+        return (await workers.run(_nice, size=10_000), await workers.run(_nice, size=10),
+                await workers.run_document(_nice, timeout=60, memory=0))
+
+    try:
+        helper, thread, document = asyncio.run(where())
+    finally:
+        workers.close()
+    assert helper == document == min(19, mine + 5) and thread == mine == _nice()

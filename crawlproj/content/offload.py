@@ -26,6 +26,7 @@ import asyncio
 import ctypes
 import logging
 import multiprocessing
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -45,10 +46,12 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(nice: int = 0) -> None:
     """A helper process's initializer: it ends when the crawl does, even after a kill -9
-    (Linux; elsewhere it ends when its queue closes)."""
+    (Linux; elsewhere it ends when its queue closes), and runs ``nice`` steps below the crawl."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the crawl's to handle
+    if nice > 0 and hasattr(os, "setpriority"):
+        os.setpriority(os.PRIO_PROCESS, 0, min(19, os.getpriority(os.PRIO_PROCESS, 0) + nice))
     if sys.platform.startswith("linux"):
         pr_set_pdeathsig = 1
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
@@ -75,8 +78,8 @@ def _capped(memory: int, fn: Callable[..., T], *args: Any) -> T:
     return fn(*args)
 
 
-def _start_document_helper(prepare: Callable[[], Any] | None) -> None:
-    _die_with_parent()
+def _start_document_helper(prepare: Callable[[], Any] | None, nice: int = 0) -> None:
+    _die_with_parent(nice)
     if prepare is not None:  # loaded before the cap: the parser's libraries and models are not the document's
         prepare()
 
@@ -93,9 +96,9 @@ class PageWorkers:
     must pickle."""
 
     def __init__(self, threads: int, timeout: float, min_bytes: int, switch_interval: float = 0.0,
-                 process_min_bytes: int = 0, backlog: int = 0, backlog_bytes: int = 0) -> None:
+                 process_min_bytes: int = 0, backlog: int = 0, backlog_bytes: int = 0, process_nice: int = 0) -> None:
         self.threads, self.timeout, self.min_bytes = threads, timeout, min_bytes
-        self.process_min_bytes = process_min_bytes
+        self.process_min_bytes, self.process_nice = process_min_bytes, process_nice
         # PAGE_STAGE_BACKLOG(_BYTES): busy() from this many pieces of work, or pages' bytes, queued or running
         self.backlog, self.backlog_bytes = backlog, backlog_bytes
         self.pending = self.pending_bytes = 0
@@ -119,7 +122,7 @@ class PageWorkers:
             workers = _workers[crawler] = cls(s.getint("PAGE_THREADS"), s.getfloat("PAGE_STAGE_TIMEOUT"),
                                               s.getint("PAGE_THREAD_MIN_BYTES"), s.getfloat("PAGE_THREAD_SWITCH_INTERVAL"),
                                               s.getint("PAGE_PROCESS_MIN_BYTES"), s.getint("PAGE_STAGE_BACKLOG"),
-                                              s.getint("PAGE_STAGE_BACKLOG_BYTES"))
+                                              s.getint("PAGE_STAGE_BACKLOG_BYTES"), s.getint("PAGE_PROCESS_NICE"))
             crawler.signals.connect(workers.close, signal=signals.spider_closed)
         return workers
 
@@ -136,7 +139,7 @@ class PageWorkers:
             if self.process is None:
                 # Spawned, not forked: the crawl's threads and reactor are not copied.
                 self.process = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                                   initializer=_die_with_parent)
+                                                   initializer=_die_with_parent, initargs=(self.process_nice,))
             return self.process
         if self.executor is None:
             self.executor = ThreadPoolExecutor(self.threads, thread_name_prefix="crawlproj-page")
@@ -181,7 +184,8 @@ class PageWorkers:
             async with self._document_turn:
                 if self.documents is None:
                     self.documents = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                                         initializer=_start_document_helper, initargs=(prepare,))
+                                                         initializer=_start_document_helper,
+                                                         initargs=(prepare, self.process_nice))
                 pool = self.documents
                 try:
                     return await asyncio.wait_for(asyncio.wrap_future(pool.submit(_capped, memory, fn, *args)), timeout)
