@@ -182,6 +182,9 @@ def test_the_asset_cache_keeps_scripts_by_url_within_its_bytes_and_not_what_says
     cache.put("http://a.test/index.json", Response("http://a.test/index.json", status=404, body=b"gone"))
     assert cache.get("http://a.test/index.json", script=False).status == 404
     assert cache.get("http://a.test/1.js", script=False) is None and cache.get("http://a.test/1.js")
+    cache.put("http://a.test/data.json", Response("http://a.test/data.json", body=b"{}"), script=False)
+    cache.put("http://a.test/gone.json", Response("http://a.test/gone.json", status=410), script=False)
+    assert cache.get("http://a.test/data.json") is None and cache.get("http://a.test/gone.json", script=False).status == 410
 
 
 def test_pacer_serialises_a_host_and_rests_between_requests():

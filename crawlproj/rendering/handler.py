@@ -75,9 +75,13 @@ class AssetCache:
         self._entries.move_to_end(url)
         return response
 
-    def put(self, url: str, response: Response) -> None:
+    def put(self, url: str, response: Response, script: bool = True) -> None:
+        """Keep ``response`` for ``url``; for a request that is not a script's (``script`` False),
+        only a missing resource's (what :meth:`get` would answer it with)."""
         control = (response.headers.get(b"Cache-Control") or b"").lower()
-        if response.status != 200 and response.status not in _MISSING or b"no-store" in control or b"private" in control:
+        if response.status not in _MISSING and (response.status != 200 or not script):
+            return
+        if b"no-store" in control or b"private" in control:
             return
         if len(response.body) > self.max_bytes or url in self._entries:
             return
@@ -354,8 +358,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                     raise ConnectionError("prefetch failed")
                 status, headers, body = known
                 response = Response(browser_request.url, status=status, headers=headers, body=body)
-                if cacheable and (script or status in _MISSING):
-                    self.assets.put(browser_request.url, response)
+                if cacheable:
+                    self.assets.put(browser_request.url, response, script)
             elif (response := self.assets.get(browser_request.url, script) if cacheable else None) is not None:
                 self.stats.inc_value("render/asset_cache_hits")
             elif render.offline:
@@ -368,8 +372,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                            if k.lower() in _FORWARDED_HEADERS}
                 response = await self.pacer.run(render.host, partial(self._fetch, render, browser_request.url,
                                                                      browser_request.method, headers))
-                if cacheable and (script or response.status in _MISSING):
-                    self.assets.put(browser_request.url, response)
+                if cacheable:
+                    self.assets.put(browser_request.url, response, script)
             if main_document:
                 render.document = (response.body, (response.headers.get(b"Content-Type") or b"").decode("latin-1"))
             elif render.loaded is not None and len(render.loaded) < self.keep_loaded:
