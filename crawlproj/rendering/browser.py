@@ -36,7 +36,7 @@ def descendants(root: int, excluding: set[int] | frozenset[int] = frozenset()) -
 def _children(pid: int) -> list[int]:
     found: list[int] = []
     try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
+        for tid in _threads(pid):
             with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as fh:
                 found += [int(x) for x in fh.read().split()]
     except OSError:
