@@ -43,8 +43,12 @@ def shard_dir(store_path: str) -> Path:
 
 def given_redis(settings: BaseSettings) -> bool:
     """Whether the user named a Redis for the workers (else they get a local one)."""
-    return any(settings.get(name) and settings.getpriority(name) > SETTINGS_PRIORITIES["project"]
-               for name in ("REDIS_URL", "REDIS_CLUSTER_NODES"))
+    return any(settings.get(name) and _asked(settings, name) for name in ("REDIS_URL", "REDIS_CLUSTER_NODES"))
+
+
+def _asked(settings: BaseSettings, name: str) -> bool:
+    """Whether the user set ``name`` (on the command line, in the environment...), not the project."""
+    return settings.getpriority(name) > SETTINGS_PRIORITIES["project"]
 
 
 def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict[str, str]:
@@ -70,7 +74,7 @@ def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict
         # Shared unless asked otherwise: each worker's own index on its disk (a host's pages all
         # go to one worker) keeps Redis to the queue and the revisit state (docs/distributed.md).
         "NEAR_DUPLICATES_INDEX_CLASS": (settings.get("NEAR_DUPLICATES_INDEX_CLASS")
-                                        if settings.getpriority("NEAR_DUPLICATES_INDEX_CLASS") > SETTINGS_PRIORITIES["project"]
+                                        if _asked(settings, "NEAR_DUPLICATES_INDEX_CLASS")
                                         else "crawlproj.distributed.near_duplicates.RedisNearDuplicateIndex"),
         "REVISIT_QUEUE_CLASS": "crawlproj.distributed.revisit_queue.RedisRevisitQueue",
         "DASHBOARD_REDIS": "True",
@@ -84,13 +88,11 @@ def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict
         "DEADLETTERS_CLASS": "crawlproj.store.deadletters.SqliteDeadLetters",
         "DEADLETTERS_DB": os.path.abspath(settings.get("DEADLETTERS_DB") or beside_store(store, "deadletters")),
         # As in the distributed profile (a prefetch may go to another worker), unless asked for.
-        "RENDER_SAMPLE_OFFLINE": str(settings.getbool("RENDER_SAMPLE_OFFLINE")
-                                     and settings.getpriority("RENDER_SAMPLE_OFFLINE") > SETTINGS_PRIORITIES["project"]),
+        "RENDER_SAMPLE_OFFLINE": str(settings.getbool("RENDER_SAMPLE_OFFLINE") and _asked(settings, "RENDER_SAMPLE_OFFLINE")),
         # The workers keep every CPU busy, and a sample rendered through the frontier holds its
         # host until the browser is done: it needs whatever CPU is idle, on any core.
         "RENDER_BROWSER_SPARE_CPUS": str(settings.getint("RENDER_BROWSER_SPARE_CPUS")
-                                         if settings.getpriority("RENDER_BROWSER_SPARE_CPUS") > SETTINGS_PRIORITIES["project"]
-                                         else 0),
+                                         if _asked(settings, "RENDER_BROWSER_SPARE_CPUS") else 0),
     }
 
 

@@ -69,7 +69,7 @@ async def _now(fn: Callable[..., T], *args: Any) -> T:
     return fn(*args)
 
 
-def _carried(sample: Request) -> int:
+def _document_bytes(sample: Request) -> int:
     """The bytes of the static document ``sample`` carries."""
     document = sample.meta.get("render_static_document")
     return len(document[2]) if document else 0
@@ -231,7 +231,7 @@ class RenderDecisionMiddleware:
             self._start_offline(sample)
 
     def _start_offline(self, sample: Request) -> None:
-        size = _carried(sample)
+        size = _document_bytes(sample)
         if len(self._offline_waiting) >= _OFFLINE_WAITING_MAX or (
                 self._offline_waiting and self._offline_waiting_bytes + size > _OFFLINE_WAITING_BYTES):
             self.stats.inc_value("render/samples_dropped")
@@ -258,7 +258,7 @@ class RenderDecisionMiddleware:
         self._offline.discard(done)
         while self._offline_waiting and len(self._offline) < _OFFLINE_AT_ONCE:
             sample = self._offline_waiting.popleft()
-            self._offline_waiting_bytes -= _carried(sample)
+            self._offline_waiting_bytes -= _document_bytes(sample)
             task = asyncio.ensure_future(self._sample_offline(sample))
             self._offline.add(task)
             task.add_done_callback(self._next_offline)
