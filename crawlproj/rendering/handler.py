@@ -14,6 +14,7 @@ import logging
 import multiprocessing
 import os
 import time
+import weakref
 from collections import Counter, OrderedDict
 from contextlib import suppress
 from functools import partial
@@ -49,6 +50,8 @@ _FORWARDED_HEADERS = {"accept", "accept-language", "referer"}
 _MISSING = frozenset({404, 410})
 #: A render's requests the asset cache answers (GET only): scripts, and scripts' data requests.
 _CACHED_TYPES = frozenset({"script", "fetch", "xhr"})
+#: A page kept for the next render goes to about:blank within this (it has no network).
+_PARK_TIMEOUT_MS = 5000
 
 
 class AssetCache:
@@ -170,9 +173,10 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
       crawl's own process leaves) and off ``RENDER_BROWSER_SPARE_CPUS`` of the machine's
       CPUs, so no host's next request waits for a render (the crawl's helper processes
       keep their priority);
-    * at most ``RENDER_MAX_PAGES`` pages are open at once, each is closed after its
-      render, on error and on timeout too (``RENDER_TIMEOUT`` for the whole render,
-      ``RENDER_NAVIGATION_TIMEOUT`` for the navigation);
+    * at most ``RENDER_MAX_PAGES`` pages are open at once; a page that rendered well is sent to
+      ``about:blank`` and kept for the next render (a new page starts a renderer process,
+      twice the CPU of the render itself), one that failed or timed out is closed
+      (``RENDER_TIMEOUT`` for the whole render, ``RENDER_NAVIGATION_TIMEOUT`` for the navigation);
     * a fresh browser context every ``RENDER_CONTEXT_MAX_PAGES`` pages (the old one is
       closed once its pages are done), so a long crawl does not grow the browser;
     * resource types in ``RENDER_BLOCK_RESOURCE_TYPES`` (images, fonts, media, ...), the
@@ -240,6 +244,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         self._generation = 0
         self._generation_pages = 0
         self._open: Counter[int] = Counter()  # context generation -> renders in progress
+        self._idle_pages: dict[int, list[Any]] = {}  # context generation -> pages at about:blank
+        self._websockets_routed: weakref.WeakSet = weakref.WeakSet()  # pages whose WebSockets are refused
         self._rss_sampled = 0.0
         self.browser_max_rss = s.getint("RENDER_BROWSER_MAX_RSS")
         self._restart_wanted = False
@@ -281,13 +287,24 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 self._generation += 1  # the next render opens a fresh context
                 self._generation_pages = 0
             request.meta["playwright_context"] = f"render-{generation}"
+            # The page stays open for the next render (scrapy-playwright would close it).
+            request.meta["playwright_include_page"] = True
+            if idle := self._idle_pages.get(generation):
+                request.meta["playwright_page"] = idle.pop()
+                self.stats.inc_value("render/pages_reused")
             self._open[generation] += 1
+            rendered = False
             try:
-                return await asyncio.wait_for(super()._download_request(request, spider), self.render_timeout)
+                response = await asyncio.wait_for(super()._download_request(request, spider), self.render_timeout)
+                rendered = True
+                return response
             except asyncio.TimeoutError:
                 self.stats.inc_value("render/timeouts")
                 raise RenderTimeout(f"rendering {request.url} took over {self.render_timeout:g} s") from None
             finally:
+                request.meta.pop("playwright_include_page", None)
+                if (page := request.meta.pop("playwright_page", None)) is not None:  # not for the spider
+                    await (self._park(page, generation) if rendered else self._close_page(page, failed=True))
                 self._open[generation] -= 1
                 await self._retire_contexts()
                 self._sample_memory()
@@ -306,7 +323,9 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         # Replace scrapy-playwright's route handler: every request of the page goes through ours.
         await page.unroute("**")
         await page.route("**", partial(self._route, render, page))
-        await page.route_web_socket("**", self._refuse_websocket)
+        if page not in self._websockets_routed:  # once a page: it is kept for later renders
+            await page.route_web_socket("**", self._refuse_websocket)
+            self._websockets_routed.add(page)
         methods = list(request.meta.get("playwright_page_methods") or ())
         flattened = PageMethod("evaluate", FLATTEN_SHADOW_ROOTS)  # read once the app has settled
         request.meta["playwright_page_methods"] = [*methods, PageMethod(render.wait_idle), flattened]
@@ -319,10 +338,6 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
             # not the browser's (a page whose script spins rested its host ten times its render).
             request.meta["render_server_seconds"] = render.server_seconds
             request.meta["render_server_done"] = render.server_done
-            if not page.is_closed():  # an error or a timeout: the page still goes
-                with suppress(Exception):
-                    await page.close()
-                self.stats.inc_value("render/pages_closed_after_error")
         if render.idle_timed_out:
             self.stats.inc_value("render/idle_timeouts")
         request.meta["render_document"] = render.document
@@ -449,6 +464,26 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         request.meta["render_server_done"] = render.server_done
         return Response(request.url, status=200, flags=["render_prefetch"], request=request)
 
+    async def _park(self, page: Any, generation: int) -> None:
+        """Keep a page that rendered well for its context's next render, at ``about:blank``: its
+        scripts stop, and nothing it asks for later reaches the route of the render it did."""
+        if generation == self._generation:  # else its context is being retired
+            try:
+                await page.unroute("**")
+                await page.goto("about:blank", timeout=_PARK_TIMEOUT_MS)
+                self._idle_pages.setdefault(generation, []).append(page)
+                return
+            except Exception:  # noqa: BLE001 - a crashed or closing page is closed instead
+                self.stats.inc_value("render/pages_closed_after_error")
+        await self._close_page(page)
+
+    async def _close_page(self, page: Any, failed: bool = False) -> None:
+        if not page.is_closed():
+            with suppress(Exception):
+                await page.close()
+            if failed:
+                self.stats.inc_value("render/pages_closed_after_error")
+
     # -- politeness ----------------------------------------------------------
     def _rest(self, host: str, duration: float) -> float:
         """The frontier's rest for ``host`` after a fetch of ``duration``: one source of politeness."""
@@ -461,6 +496,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         """Close the contexts of past generations once their last page is done."""
         for generation in [g for g, n in self._open.items() if g < self._generation and n <= 0]:
             del self._open[generation]
+            self._idle_pages.pop(generation, None)  # closed with their context
             wrapper = self.context_wrappers.get(f"render-{generation}")
             if wrapper is not None:
                 with suppress(Exception):
@@ -508,6 +544,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
             self._generation += 1  # the next render opens a fresh context in the new browser
             self._generation_pages = 0
             self._open.clear()
+            self._idle_pages.clear()  # closed with their contexts
             for name in list(self.context_wrappers):
                 wrapper = self.context_wrappers.pop(name)
                 with suppress(Exception):
