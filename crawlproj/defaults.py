@@ -373,8 +373,8 @@ RENDER_BLOCK_RESOURCE_TYPES: string_list = ["image", "media", "font", "styleshee
 RENDER_OTHER_HOSTS: boolean = False
 #: Evidence samples are rendered offline, from the page in hand and the script cache, their
 #: misses prefetched through the frontier, instead of rendered through the frontier (holding
-#: their host for a whole render). Off in the distributed profile and with WORKERS, where a
-#: prefetch may go to another worker (docs/rendering.md).
+#: their host for a whole render). A prefetch another worker of a distributed crawl takes is
+#: rendered there (it carries the sample). docs/rendering.md.
 RENDER_SAMPLE_OFFLINE: boolean = True
 #: The browser's share of the CPU beside the crawl's own process. ``idle``: only what the
 #: crawl leaves (Linux SCHED_IDLE; elsewhere as ``low``), so no host's next request waits for
@@ -385,7 +385,7 @@ RENDER_BROWSER_PRIORITY: choice("idle", "low", "normal") = "idle"
 #: at ``idle`` a browser busy in the kernel is not preempted at once, and with a CPU the
 #: browser never uses, the crawl's reactor always finds one free (docs/rendering.md). 0: none;
 #: a machine with no more CPUs than this keeps the browser on all. WORKERS and the
-#: distributed profile set 0: their samples render through the frontier, holding their host.
+#: distributed profile set 0: their workers keep every CPU busy.
 RENDER_BROWSER_SPARE_CPUS: number(int, 0) = 1
 #: Scripts a render fetched are kept (by URL, up to this many bytes) for later renders:
 #: request routing turns the browser's own cache off. 0: every render fetches them again.

@@ -14,10 +14,8 @@ NEAR_DUPLICATES_INDEX_CLASS = "crawlproj.distributed.near_duplicates.RedisNearDu
 REVISIT_QUEUE_CLASS = "crawlproj.distributed.revisit_queue.RedisRevisitQueue"
 DEADLETTERS_CLASS = "crawlproj.distributed.deadletters.RedisDeadLetters"
 DASHBOARD_REDIS = True
-# A prefetch for an offline sample may go to another worker: samples render through the frontier.
-RENDER_SAMPLE_OFFLINE = False
-# ...and hold their host until the browser is done: it is not kept off a CPU (two CPU-bound
-# workers read 21% fewer pages in their first 30 s with it kept off one of two).
+# The workers keep every CPU busy: the browser is not kept off one (two CPU-bound workers read
+# 21% fewer pages in their first 30 s with it kept off one of two).
 RENDER_BROWSER_SPARE_CPUS = 0
 # A queued URL is kept lean in Redis (crawlproj/distributed/entries.py: its path and a few
 # numbers, ~90 bytes); a Referer header on every link would double it. Like Googlebot, the

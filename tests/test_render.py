@@ -598,7 +598,7 @@ def test_a_host_has_one_sample_through_the_frontier_at_a_time():
     assert [q.url for q in queued][-2:] == ["http://a.test/4", "http://a.test/5"]
 
 
-def test_workers_and_the_distributed_profile_render_samples_through_the_frontier_on_any_cpu_unless_asked():
+def test_workers_and_the_distributed_profile_render_samples_offline_on_any_cpu_unless_asked():
     from scrapy.settings import Settings
 
     import settings as defaults  # the project: its defaults and profiles
@@ -606,17 +606,78 @@ def test_workers_and_the_distributed_profile_render_samples_through_the_frontier
     from settings import distributed
 
     base = {k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}
-    assert distributed.RENDER_SAMPLE_OFFLINE is False
-    assert worker_overrides(Settings(base, priority="default"), "redis://x", 1)["RENDER_SAMPLE_OFFLINE"] == "False"
+    assert defaults.RENDER_SAMPLE_OFFLINE is True and not hasattr(distributed, "RENDER_SAMPLE_OFFLINE")
+    assert "RENDER_SAMPLE_OFFLINE" not in worker_overrides(Settings(base, priority="default"), "redis://x", 1)
+    # Their browser is not kept off a CPU: the workers keep every CPU busy.
     asked = Settings(base, priority="default")
-    asked.set("RENDER_SAMPLE_OFFLINE", True, priority="cmdline")
-    assert worker_overrides(asked, "redis://x", 1)["RENDER_SAMPLE_OFFLINE"] == "True"
-    # Nor is their browser kept off a CPU: the workers keep every CPU busy, and a sample through
-    # the frontier holds its host until the browser is done.
     assert defaults.RENDER_BROWSER_SPARE_CPUS == 1 and distributed.RENDER_BROWSER_SPARE_CPUS == 0
     assert worker_overrides(Settings(base, priority="default"), "redis://x", 1)["RENDER_BROWSER_SPARE_CPUS"] == "0"
     asked.set("RENDER_BROWSER_SPARE_CPUS", 2, priority="cmdline")
     assert worker_overrides(asked, "redis://x", 1)["RENDER_BROWSER_SPARE_CPUS"] == "2"
+
+
+def test_a_prefetch_another_worker_takes_from_the_shared_frontier_renders_the_sample_there():
+    """Two workers over one Redis frontier: worker A's sample misses its script, its prefetch
+    goes through the frontier (in the long form, with the document it carries), worker B pops
+    it, fetches the script and renders and judges the sample offline; A's samples that waited
+    for that prefetch in vain are dropped when its next one goes."""
+    from scrapy.utils.request import request_from_dict
+
+    from crawlproj.distributed.entries import pack, unpack
+
+    queued_a, queued_b, rendered_by_b = [], [], []
+    a, stats_a = _middleware(queued_a)
+    b, stats_b = _middleware(queued_b)
+    scripted = f"<html><body>{ARTICLE}{NAV}<script src=/widget.js></script></body></html>".encode()
+    widget = "http://a.test/widget.js"
+
+    async def a_renders(request):  # A's cache has no script: every render misses it
+        request.meta["render_missed"] = [widget]
+        return a.process_response(request, _respond(request, scripted, ["playwright"]))
+
+    async def b_renders(request):
+        rendered_by_b.append(request)
+        request.meta["render_missed"] = [u for u in [widget] if u not in request.meta.get("render_prefetched", {})]
+        return b.process_response(request, _respond(request, scripted, ["playwright"]))
+
+    a.crawler.engine.download_async, b.crawler.engine.download_async = a_renders, b_renders
+
+    async def settle(mw):
+        while mw._offline:
+            await asyncio.gather(*list(mw._offline))
+
+    async def a_fetches(i):
+        request = Request(f"http://a.test/{i}", meta={"politeness_key": "a.test"})
+        a.process_response(request, _respond(request, scripted))
+        await settle(a)
+
+    asyncio.run(a_fetches(0))
+    [prefetch] = queued_a
+    # Through Redis: the long form keeps everything the sample needs.
+    entry = unpack(pack(prefetch.to_dict(), "a.test"), "a.test")
+    taken = request_from_dict(entry)
+    assert taken.meta["render_static_document"][2] == scripted and taken.meta["render_prefetch"] == [widget]
+    taken.meta["render_prefetched"] = {widget: (200, {b"Content-Type": [b"text/javascript"]}, b"void 0")}
+
+    async def b_fetches():
+        with pytest.raises(IgnoreRequest):
+            b.process_response(taken, Response(taken.url, flags=["render_prefetch"], request=taken))
+        await settle(b)
+
+    asyncio.run(b_fetches())
+    assert [r.url for r in rendered_by_b] == ["http://a.test/0"] and rendered_by_b[0].meta["render_offline"]
+    assert stats_b.get_value("render/samples_offline") == 1 and stats_b.get_value("render/evidence/comparisons") == 1
+    assert not queued_b and not b._prefetching
+    # A's next sample waits for the prefetch B took; once that is past waiting for, the next one
+    # that misses sends a prefetch of its own, and the one that waited in vain is counted dropped.
+    asyncio.run(a_fetches(1))
+    assert len(queued_a) == 1 and len(a._prefetching["a.test"][1]) == 1
+    since, waiting = a._prefetching["a.test"]
+    a._prefetching["a.test"] = (since - 121, waiting)
+    asyncio.run(a_fetches(2))  # not a sample (the 1st, 2nd, 4th... are)
+    asyncio.run(a_fetches(3))
+    assert len(queued_a) == 2 and stats_a.get_value("render/samples_dropped") == 1
+    assert a._prefetching["a.test"][1] == []
 
 
 def test_workers_share_the_near_duplicate_index_unless_asked_for_their_own():

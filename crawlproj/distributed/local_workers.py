@@ -87,10 +87,7 @@ def worker_overrides(settings: BaseSettings, redis_url: str, index: int) -> dict
         # local redis-server stops with the crawl).
         "DEADLETTERS_CLASS": "crawlproj.store.deadletters.SqliteDeadLetters",
         "DEADLETTERS_DB": os.path.abspath(settings.get("DEADLETTERS_DB") or beside_store(store, "deadletters")),
-        # As in the distributed profile (a prefetch may go to another worker), unless asked for.
-        "RENDER_SAMPLE_OFFLINE": str(settings.getbool("RENDER_SAMPLE_OFFLINE") and _asked(settings, "RENDER_SAMPLE_OFFLINE")),
-        # The workers keep every CPU busy, and a sample rendered through the frontier holds its
-        # host until the browser is done: it needs whatever CPU is idle, on any core.
+        # The workers keep every CPU busy: the browser takes whatever CPU is idle, on any core.
         "RENDER_BROWSER_SPARE_CPUS": str(settings.getint("RENDER_BROWSER_SPARE_CPUS")
                                          if _asked(settings, "RENDER_BROWSER_SPARE_CPUS") else 0),
     }

@@ -294,6 +294,8 @@ class RenderDecisionMiddleware:
             if pending is not None and time.monotonic() - pending[0] < _PATIENCE:
                 pending[1].append(sample)  # the host's prefetch under way likely fetches this too
                 return
+            if pending is not None:  # its prefetch was lost or went to another worker: these waited in vain
+                self.stats.inc_value("render/samples_dropped", len(pending[1]))
             self._prefetching[host] = (time.monotonic(), [])
             self._crawl(sample.replace(priority=first, meta={
                 **sample.meta, "render_prefetch": list(dict.fromkeys(missed)), "render_prefetch_rounds": rounds + 1}))
