@@ -3,7 +3,7 @@
 1. **Speed.** One sandbox web (static pages, no cross-host links needed) is
    crawled three times by real ``scrapy crawl`` processes: ``RENDER_MODE=never``
    (every page a static fetch) and ``RENDER_MODE=always`` (every page rendered in
-   Chromium: navigation, DOM read, page closed), the same pages and bytes. Politeness
+   Chromium: navigation, DOM read, the page kept for the next render), the same pages and bytes. Politeness
    stays on but short (``MIN_INTERVAL`` 0.05 s over 40 hosts: a bound of 800
    pages/s), so both are limited by the crawler, not by the politeness rules.
    ``rendered_pages_per_s`` and ``static_pages_per_s`` are pages over the crawl's
@@ -106,7 +106,7 @@ def crawl(sandbox: SandboxProcess, workdir: Path, **settings: object) -> dict:
         "browser_rss_end_bytes": int(statistics.median(rss[-tenth:])) if len(rss) >= 20 else None,
         "browser_rss_max_bytes": max(rss) if rss else 0,
         "contexts_closed": stats.get("render/contexts_closed", 0),
-        "pages_closed": stats.get("playwright/page_count/closed", 0),
+        "pages_opened": stats.get("playwright/page_count", 0), "pages_reused": stats.get("render/pages_reused", 0),
     }
 
 

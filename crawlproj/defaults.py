@@ -349,7 +349,8 @@ LOG_LEVEL: choice("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL") = "INFO"
 RENDER_MODE: choice("auto", "always", "never") = "auto"
 #: The browser; empty: /usr/bin/chromium, then chromium on PATH. Never a Playwright download.
 CHROMIUM_PATH: chromium = ""
-#: Pages open in the browser at once (each costs tens of MB).
+#: Pages open in the browser at once (each costs tens of MB; one that rendered well is kept,
+#: at about:blank, for the next render).
 RENDER_MAX_PAGES: number(int, 1) = 4
 #: Seconds for the navigation itself, and for the whole render (page closed after either).
 RENDER_NAVIGATION_TIMEOUT: number(float, 0, inclusive=False) = 30.0
@@ -360,7 +361,8 @@ RENDER_TIMEOUT: number(float, 0, inclusive=False) = 60.0
 #: this many seconds; or after RENDER_IDLE_TIMEOUT at most.
 RENDER_IDLE_SECONDS: number(float, 0) = 0.3
 RENDER_IDLE_TIMEOUT: number(float, 0) = 10.0
-#: A fresh browser context after this many pages (bounds the browser's memory). 0: never.
+#: A fresh browser context after this many pages, its kept pages closed with it (bounds the
+#: browser's memory: a kept page keeps its last site's renderer process). 0: never.
 RENDER_CONTEXT_MAX_PAGES: number(int, 0) = 100
 #: The browser (all its processes) is restarted between renders once its resident set passes
 #: this (render/browser_restarts): a renderer gives memory back only when it ends. 0: never.
