@@ -53,5 +53,5 @@ OURS: dict[str, str] = {
 THEIRS = frozenset({
     "depth", "dont_obey_robotstxt", "dont_redirect", "dont_retry", "download_latency", "download_maxsize",
     "download_slot", "handle_httpstatus_all", "max_retry_times", "redirect_ttl", "redirect_urls", "retry_times",
-    "playwright", "playwright_context", "playwright_page", "playwright_page_methods",
+    "playwright", "playwright_context", "playwright_include_page", "playwright_page", "playwright_page_methods",
 })
