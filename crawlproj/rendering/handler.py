@@ -14,7 +14,6 @@ import logging
 import multiprocessing
 import os
 import time
-import weakref
 from collections import Counter, OrderedDict
 from contextlib import suppress
 from functools import partial
@@ -245,7 +244,6 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         self._generation_pages = 0
         self._open: Counter[int] = Counter()  # context generation -> renders in progress
         self._idle_pages: dict[int, list[Any]] = {}  # context generation -> pages at about:blank
-        self._websockets_routed: weakref.WeakSet = weakref.WeakSet()  # pages whose WebSockets are refused
         self._rss_sampled = 0.0
         self.browser_max_rss = s.getint("RENDER_BROWSER_MAX_RSS")
         self._restart_wanted = False
@@ -310,6 +308,12 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 self._sample_memory()
                 self._maybe_restart()
 
+    async def _create_page(self, request: Request, spider: Any) -> Any:
+        page = await super()._create_page(request=request, spider=spider)
+        # Once a page, when it opens: it is kept for later renders, and its routes with it.
+        await page.route_web_socket("**", self._refuse_websocket)
+        return page
+
     async def _download_request_with_page(self, request: Request, page: Any, spider: Any) -> Response:
         render = _Render(urlsplit(request.url).hostname or "", self.idle_seconds, self.idle_timeout)
         given = request.meta.pop("render_static_document", None)
@@ -323,9 +327,6 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         # Replace scrapy-playwright's route handler: every request of the page goes through ours.
         await page.unroute("**")
         await page.route("**", partial(self._route, render, page))
-        if page not in self._websockets_routed:  # once a page: it is kept for later renders
-            await page.route_web_socket("**", self._refuse_websocket)
-            self._websockets_routed.add(page)
         methods = list(request.meta.get("playwright_page_methods") or ())
         flattened = PageMethod("evaluate", FLATTEN_SHADOW_ROOTS)  # read once the app has settled
         request.meta["playwright_page_methods"] = [*methods, PageMethod(render.wait_idle), flattened]
@@ -467,15 +468,17 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
     async def _park(self, page: Any, generation: int) -> None:
         """Keep a page that rendered well for its context's next render, at ``about:blank``: its
         scripts stop, and nothing it asks for later reaches the route of the render it did."""
-        if generation == self._generation:  # else its context is being retired
-            try:
-                await page.unroute("**")
-                await page.goto("about:blank", timeout=_PARK_TIMEOUT_MS)
-                self._idle_pages.setdefault(generation, []).append(page)
-                return
-            except Exception:  # noqa: BLE001 - a crashed or closing page is closed instead
-                self.stats.inc_value("render/pages_closed_after_error")
-        await self._close_page(page)
+        if generation != self._generation:  # its context is being retired
+            await self._close_page(page)
+            return
+        try:
+            await page.unroute("**")
+            await page.goto("about:blank", timeout=_PARK_TIMEOUT_MS)
+        except Exception:  # noqa: BLE001 - a crashed or closing page is closed instead
+            self.stats.inc_value("render/pages_closed_after_error")
+            await self._close_page(page)
+            return
+        self._idle_pages.setdefault(generation, []).append(page)
 
     async def _close_page(self, page: Any, failed: bool = False) -> None:
         if not page.is_closed():
