@@ -102,12 +102,16 @@ def test_markdown_links_are_what_urljoin_makes_of_them():
 
     from crawlproj.content.markdown import Renderer
 
-    base = "http://h.test/a/b.html"
-    renderer = Renderer(base, lambda node: False)
-    for href in ["x.html", "../up", "//o.test/p", "http://x.test/", "https://x.test/a;p?q=1#f", "http://x.test/a/./b",
-                 "http://x.test/a/../b", "http://x.test/?", "http://x.test/#", "http://x.test/a?#", "HTTP://X.test/A",
-                 "http://x.test/a?q=/./", " http://x.test/sp ", "?q", "#top"]:
-        assert renderer._url(href) == urljoin(base, href.strip()), href
+    hrefs = ["x.html", "../up", "//o.test/p", "http://x.test/", "https://x.test/a;p?q=1#f", "http://x.test/a/./b",
+             "http://x.test/a/../b", "http://x.test/?", "http://x.test/#", "http://x.test/a?#", "HTTP://X.test/A",
+             "http://x.test/a?q=/./", " http://x.test/sp ", "?q", "#top",
+             # plain relative paths (joined without urljoin) and the ones that look plain but are not
+             "c.html#s", "d/e.html?x=1", "a//b", "x/..", "x/./y", "...", "c?", "c#", "c?#", "a\tb", "mailto:x@y",
+             "q?x=/../y", "é.html", "a b"]
+    for base in ("http://h.test/a/b.html", "http://h.test", "http://h.test/a/./b/../c//d.html?x=1/2#f", "about:blank", ""):
+        renderer = Renderer(base, lambda node: False)
+        for href in hrefs:
+            assert renderer._url(href) == urljoin(base, href.strip()), (base, href)
 
 
 def test_markdown_can_be_left_out_and_text_capped():
@@ -146,6 +150,9 @@ def test_the_depth_bound_is_never_below_the_parsers_depth():
     for page in pages:
         starts, bound = depth_bound(page)
         assert bound >= nesting(page).depth and depth_bound(page.encode()) == (starts, bound), page[:40]
+    # exact on pages whose open elements it counts right: any case, void elements, stray end tags
+    assert [depth_bound(page) for page in ("<ul>" + "<li>x" * 400 + "</ul>", "<DIV><Div></div><BR><img></DIV><div>",
+                                           "</p></p><p><p><br></p>")] == [(401, 401), (5, 2), (3, 2)]
     # a page of many tags whose nesting the bound settles is not walked tag by tag
     wide = "<html><body>" + "<div><p>para <a href=/x>x</a> text</p></div>" * 3000 + "</body></html>"
     assert PageBudget().settled(wide.encode()).cut_reason is None

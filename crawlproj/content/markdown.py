@@ -45,6 +45,8 @@ def _fold(text: str) -> str:
     return folded
 
 
+#: What urljoin takes out of a URL (urllib.parse._UNSAFE_URL_BYTES_TO_REMOVE).
+_URL_CONTROLS = frozenset("\t\r\n")
 _ESCAPES = str.maketrans({c: "\\" + c for c in "\\`*_[]<>"})
 
 
@@ -68,6 +70,7 @@ class Renderer:
     def __init__(self, base_url: str | None, skip: Callable[[LexborNode], bool], headline: str | None = None,
                  markdown: bool = True) -> None:
         self.base_url = base_url or ""
+        self._base_dir: str | None = None  # what a plain relative path is joined to (_url)
         self.skip = skip
         self.markdown = markdown
         self.headline = comparable(headline) if headline else None
@@ -88,6 +91,16 @@ class Renderer:
             return ""
         if href.startswith(("http://", "https://")) and "/." not in href and "?#" not in href and href[-1] not in "?#":
             return href  # what urljoin gives it back, at a fifth of its cost (a farm page's 50,000 links)
+        if (href[0] not in "/.#?" and ":" not in href and "/." not in href and "//" not in href and "?#" not in href
+                and href[-1] not in "?#" and not _URL_CONTROLS.intersection(href)):
+            # A plain relative path (most of a documentation page's links): the base's directory
+            # and the path, as urljoin makes them, at a tenth of its cost.
+            if self._base_dir is None:
+                self._base_dir = self._join("x")[:-1]
+            return self._base_dir + href
+        return self._join(href)
+
+    def _join(self, href: str) -> str:
         try:
             return urljoin(self.base_url, href)
         except ValueError:
