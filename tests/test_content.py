@@ -230,3 +230,25 @@ def test_a_reference_page_is_read_whole(package, path, phrases):
     text = " ".join(extract_content(page.read_bytes(), "utf-8", url="http://docs.test/").text.split())
     missing = [phrase for phrase in phrases if phrase not in text]
     assert not missing, missing
+
+
+def test_content_read_with_the_parses_nesting_is_the_same_and_not_measured_again(monkeypatch):
+    """The page-parse stage measures a page's nesting and extracts its content in the same trip:
+    a page of many tags is not measured twice, and its content is what a measure of its own gives."""
+    from crawlproj.content.page import ParsedPage
+
+    body = ("<html><body><nav>" + "<a href=/n>n</a>" * 300 + "</nav><main>"
+            + "<div><p>para, with <a href=x.html>a link</a> and <em>words</em> enough to score.</p></div>" * 1500
+            + "</main></body></html>").encode()
+    budget = PageBudget()
+    assert not budget.quick(body)
+    parsed = ParsedPage(body.decode(), budget)
+    alone = extract_content(body, "utf-8", "http://h.test/", budget)
+    monkeypatch.setattr(PageBudget, "settled", lambda self, body: pytest.fail("measured again"))
+    monkeypatch.setattr(PageBudget, "bounded", lambda self, html: pytest.fail("measured again"))
+    assert extract_content(body, "utf-8", "http://h.test/", budget, nesting=parsed.nesting) == alone
+    assert "a link" in alone.text and "](http://h.test/x.html)" in alone.markdown
+    # a nesting that cut the page is not taken for the stripped page's
+    cut = dataclasses.replace(parsed.nesting, cut_at=10, cut_reason="depth")
+    with pytest.raises(pytest.fail.Exception):
+        extract_content(body, "utf-8", "http://h.test/", budget, nesting=cut)

@@ -135,13 +135,15 @@ def test_a_large_page_is_parsed_in_the_helper_process_as_it_would_be_in_a_thread
     from crawlproj.downloadermiddlewares.page_parse import _parse
     from crawlproj.urls import canonicalizer_for
 
-    text = PAGE.decode().replace("<footer>", '<a href="../b#s1">b</a><a href="http://-bad-.test/">x</a><footer>')
+    from crawlproj.content.extraction import extract_content
+
+    body = PAGE.replace(b"<footer>", b'<a href="../b#s1">b</a><a href="http://-bad-.test/">x</a><footer>')
     url, canonical = "http://a.test/docs/index.html", canonicalizer_for()
     workers = PageWorkers(1, 120, 0, process_min_bytes=1_000_000)
 
     async def both():
-        return (await workers.run(_parse, text, PageBudget(), 3, url, canonical, size=100),
-                await workers.run(_parse, text, PageBudget(), 3, url, canonical, size=len(PAGE)))
+        return (await workers.run(_parse, body, "utf-8", PageBudget(), 3, url, canonical, (True, 0), size=100),
+                await workers.run(_parse, body, "utf-8", PageBudget(), 3, url, canonical, (True, 0), size=len(PAGE)))
 
     try:
         in_thread, in_process = asyncio.run(both())
@@ -149,6 +151,9 @@ def test_a_large_page_is_parsed_in_the_helper_process_as_it_would_be_in_a_thread
         workers.close()
     assert in_process.links == in_thread.links and len(in_thread.links) >= 3
     assert in_process.title == in_thread.title == "Large" and in_process.over_budget == in_thread.over_budget
+    # the content, extracted in the same trip, is what the content stage extracts on its own
+    assert in_process.content == in_thread.content == extract_content(body, "utf-8", url, PageBudget())
+    assert in_thread.content.text and in_thread.nesting is not None and in_thread.nesting.cut_at is None
 
     def shown(links):
         return [(type(found).__name__, getattr(found, "url", None), getattr(found, "reason", None)) for found in links]
@@ -167,7 +172,7 @@ def test_a_page_parsed_off_the_reactor_has_its_scripts_read_before_its_tree_goes
     from crawlproj.urls import canonicalizer_for
 
     links = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(50))
-    page = _parse(f"<html><head><script src=/app.js></script></head><body>{links}</body></html>",
+    page = _parse(f"<html><head><script src=/app.js></script></head><body>{links}</body></html>".encode(), "utf-8",
                   PageBudget(), 3, "http://a.test/", canonicalizer_for())  # 50 links: more than the 3 that settle the render decision
     parses: list = []
     monkeypatch.setattr(page_module, "LexborHTMLParser", lambda html: parses.append(html))
@@ -193,3 +198,34 @@ def test_the_helper_processes_run_below_the_crawls_priority_and_its_threads_do_n
     finally:
         workers.close()
     assert helper == document == min(19, mine + 5) and thread == mine == _nice()
+
+
+def test_a_page_whose_content_runs_past_the_timeout_keeps_its_parse(monkeypatch):
+    """A page's content is extracted in the same trip as its parse; when the two run past
+    PAGE_STAGE_TIMEOUT, the page is parsed again alone, so that its links are not lost with
+    its content (the content stage then tries the content on its own)."""
+    import threading
+
+    from scrapy.http import HtmlResponse, Request
+    from scrapy.utils.test import get_crawler
+
+    from crawlproj.content.extract import parsed_page
+    from crawlproj.downloadermiddlewares import page_parse
+
+    release = threading.Event()
+    monkeypatch.setattr(page_parse, "extract_content", lambda *args: release.wait(30))
+    crawler = get_crawler(settings_dict={"PAGE_THREADS": 2, "PAGE_STAGE_TIMEOUT": 0.5, "CONTENT_ENABLED": True})
+    middleware = page_parse.PageParseMiddleware.from_crawler(crawler)
+    middleware.workers.enabled = True  # (they await through asyncio, which Twisted's reactor runs in a crawl)
+    body = b"<html><head><title>T</title></head><body>" + b"<a href=/p1>p1</a><a href=/p2>p2</a></body></html>"
+    response = HtmlResponse("http://a.test/", body=body, encoding="utf-8", request=Request("http://a.test/"))
+    try:
+        asyncio.run(middleware.process_response(response.request, response))
+    finally:
+        release.set()
+        PageWorkers.of(crawler).close()
+    page = parsed_page(response)
+    assert [link.url for link in page.links] == ["/p1", "/p2"] and page.title == "T" and page.content is None
+    assert crawler.stats.get_value("budget/timeout/parse_and_content") == 1
+    assert crawler.stats.get_value("budget/timeout/parse") is None
+    assert crawler.stats.get_value("budget/parsed_in_thread") == 1

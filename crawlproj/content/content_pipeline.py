@@ -41,9 +41,11 @@ class ContentPipeline:
     page stored with a 2xx status: HTML and rendered pages by :func:`extract_content`, PDFs and
     feeds from what their readers gave.
 
-    An HTML page is extracted in a page thread, or in the helper process from
-    ``PAGE_PROCESS_MIN_BYTES`` (its parse keeps the GIL), within ``PAGE_STAGE_TIMEOUT``; one
-    that runs past it is stored without content (``content/timeout``). ``CONTENT_MARKDOWN``
+    An HTML page's content is extracted where it was parsed, in the same trip
+    (:class:`~crawlproj.downloadermiddlewares.page_parse.PageParseMiddleware`: a page thread,
+    or the helper process from ``PAGE_PROCESS_MIN_BYTES``); a rendered page's, or one whose
+    parse ran without it, here, in a page thread or the helper, within ``PAGE_STAGE_TIMEOUT``;
+    one that runs past it is stored without content (``content/timeout``). ``CONTENT_MARKDOWN``
     off leaves the Markdown out; ``CONTENT_MAX_CHARS`` cuts text and Markdown. Counts
     ``content/pages`` and, for text that is less than the page's, ``content/limited/<why>``."""
 
@@ -65,7 +67,9 @@ class ContentPipeline:
         if not isinstance(item, PageItem) or not item.body or not 200 <= item.status < 300:
             return item
         stats = self.crawler.stats
-        if item.document is not None:
+        if item.content is not None:  # extracted with the page's parse (page_parse)
+            content = item.content
+        elif item.document is not None:
             content = document_content(item.document, self.markdown, self.max_chars)
         elif content_family(item.content_type, item.body) == "html":
             args = (item.body, item.charset, item.final_url or item.url, self.budget, item.rendered, self.markdown,

@@ -20,7 +20,7 @@ from resiliparse.parse.encoding import bytes_to_str
 from resiliparse.parse.html import HTMLTree
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from .budget import PageBudget
+from .budget import Nesting, PageBudget
 from .main_content import MainContent, find_main_content, is_boilerplate, strip_junk
 from .markdown import Renderer, comparable
 from .metadata import read_metadata
@@ -97,7 +97,7 @@ def without_unread(body: bytes) -> bytes:
 
 def extract_content(body: bytes | str, charset: str | None = None, url: str | None = None,
                     budget: PageBudget = DEFAULT_BUDGET, rendered: bool = False, markdown: bool = True,
-                    max_chars: int = 0) -> PageContent:
+                    max_chars: int = 0, nesting: Nesting | None = None) -> PageContent:
     """The page's :class:`PageContent`. ``rendered``: the body is a browser's DOM after scripts
     ran (an app's main content may be most of what it shows: see :func:`_reader_fallback`);
     ``markdown`` False leaves the Markdown empty; ``max_chars`` (0: no cap) cuts text and
@@ -106,11 +106,19 @@ def extract_content(body: bytes | str, charset: str | None = None, url: str | No
     A ``rendered`` page (an app's DOM after its scripts ran) is often ``<div>``s to the last
     element, where main-content scoring can drop most of what the app shows (Swagger UI's
     operations, 72% of its text): its text is then all the reader's text, when the main
-    content's is under :data:`READER_MIN_SHARE` of it (``limited`` says ``reader_text``)."""
+    content's is under :data:`READER_MIN_SHARE` of it (``limited`` says ``reader_text``).
+
+    ``nesting``: the page's nesting as measured already (:attr:`ParsedPage.nesting`), read
+    instead of measuring again when it cut nothing."""
     if isinstance(body, bytes) and b"\0" not in body[:4096]:  # an ASCII-compatible charset
         body = without_unread(body)
     quick = isinstance(body, bytes) and budget.quick(body)
-    found = None if quick or isinstance(body, str) else budget.settled(body)
+    if quick or isinstance(body, str):
+        found = None
+    elif nesting is not None and nesting.cut_at is None:
+        found = nesting
+    else:
+        found = budget.settled(body)
     # UTF-8 goes to lexbor as it is (lexbor reads UTF-8; a str would be encoded back to it), and
     # is decoded only when something below reads the text again.
     raw = quick and (charset or "").lower() in _UTF8

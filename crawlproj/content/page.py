@@ -20,7 +20,7 @@ from functools import cached_property
 
 from selectolax.lexbor import LexborHTMLParser
 
-from .budget import PageBudget
+from .budget import Nesting, PageBudget
 from .language import declared_language
 from .requisites import SELECTOR as REQUISITE_SELECTOR
 from .requisites import Requisite, page_requisites
@@ -94,9 +94,15 @@ class ParsedPage:
         self.resolved_links: tuple[str, list] | None = None
         # Read before the tree goes (REQUISITES_ENABLED): the stylesheets, scripts, images... it needs.
         self.want_requisites = bool(budget is not None and budget.requisites)
+        # How the page nests, as measured (None without a budget): the content stage reads it
+        # instead of measuring the page again (extract_content's ``nesting``).
+        self.nesting: Nesting | None = None
+        # What users keep of the page (PageContent), when extracted with the parse (page_parse).
+        self.content = None
         if budget is not None:
             html, found = budget.bounded(html)
             self.over_budget = found.cut_reason
+            self.nesting = found
         self.html = html
         self._tree: LexborHTMLParser | None = LexborHTMLParser(html)
 

@@ -47,6 +47,7 @@ class Reading:
     requisites: list[Requisite] = field(default_factory=list)
     requisite_base: str = ""  # the URL the page's requisites resolve against (its <base>)
     feed_entries: list[Any] | None = None  # a feed's entries, their URLs canonical
+    content: Any = None  # the page's PageContent, when extracted with its parse (page_parse)
 
 
 class ResponseReader:
@@ -103,6 +104,7 @@ class ResponseReader:
                 self.count(f"over_budget/{page.over_budget}")
             reading.directives |= page.robots_directives(self.robots_agent, now)
             reading.title, reading.language, reading.text_digest = page.title, page.declared_language, page.text_digest
+            reading.content = page.content
             for found in page_links(page, response.url, self.link_canonical):
                 if await stop():
                     return None

@@ -206,6 +206,7 @@ class PageSpider(RequisiteCallbacks, SitemapCallbacks, scrapy.Spider):
             ai_signals=response.meta.get("ai_signals") or {},
             document=reading.document,
             text_hash=reading.text_digest.hex() if reading.feed_entries is not None else None,
+            content=reading.content,
         )
 
     async def on_error(self, failure: Failure) -> AsyncIterator[Any]:
