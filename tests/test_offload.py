@@ -229,3 +229,46 @@ def test_a_page_whose_content_runs_past_the_timeout_keeps_its_parse(monkeypatch)
     assert crawler.stats.get_value("budget/timeout/parse_and_content") == 1
     assert crawler.stats.get_value("budget/timeout/parse") is None
     assert crawler.stats.get_value("budget/parsed_in_thread") == 1
+
+
+HELPER_RESTART_UNDER_LOAD = """
+import asyncio, time
+from crawlproj.content.offload import PageWorkers, StageTimeout
+
+async def main():
+    workers = PageWorkers(1, 5.0, 0, process_min_bytes=1)
+    assert await workers.run(len, b"ab", size=1) == 2  # the helper started
+    # One page runs past the timeout; one waits in the helper's call queue, larger than a pipe
+    # holds (its feeder thread blocks writing it); one more fills the queue; those behind wait in
+    # the pool and are given up on by their callers (the crawl closing) before the restart.
+    running = asyncio.ensure_future(workers.run(time.sleep, 60, size=1))
+    await asyncio.sleep(0.5)
+    queued = [asyncio.ensure_future(workers.run(len, b"x" * 8_000_000, size=1)),
+              asyncio.ensure_future(workers.run(len, b"y", size=1))]
+    await asyncio.sleep(0.5)
+    behind = [asyncio.ensure_future(workers.run(len, b"z", size=1)) for _ in range(3)]
+    await asyncio.sleep(0.5)
+    for task in behind:
+        task.cancel()
+    for task in (running, *queued, *behind):
+        try:
+            await task
+        except (StageTimeout, asyncio.CancelledError):
+            pass
+    assert await workers.run(len, b"abc", size=1) == 3  # a new helper
+    workers.close()
+
+asyncio.run(main())
+print("exited")
+"""
+
+
+def test_a_helper_restarted_with_pages_queued_and_given_up_on_lets_the_crawl_exit():
+    """A helper killed past PAGE_STAGE_TIMEOUT while one page's pickle was still being written to
+    it and another, behind, had been given up on: Python 3.11's pool then failed to mark that
+    one broken (its future was cancelled), so nothing closed the pipe and the process hung at
+    exit, joining the thread still writing (two workers on a slow machine, after their crawl)."""
+    done = subprocess.run([sys.executable, "-c", HELPER_RESTART_UNDER_LOAD], capture_output=True, text=True,
+                          timeout=120, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert done.returncode == 0 and done.stdout.strip() == "exited", done.stderr[-2000:]
+    assert "InvalidStateError" not in done.stderr, done.stderr[-2000:]

@@ -153,6 +153,8 @@ class PageWorkers:
         behind it do not wait (they fail with :class:`StageTimeout` too, as the killed work's did)."""
         pool = self._executor(size)
         future = asyncio.wrap_future(pool.submit(fn, *args))
+        if pool is self.process:
+            future = _uncancelled(future)
         self.pending += 1
         self.pending_bytes += size or 0
         try:
@@ -188,7 +190,8 @@ class PageWorkers:
                                                          initargs=(prepare, self.process_nice))
                 pool = self.documents
                 try:
-                    return await asyncio.wait_for(asyncio.wrap_future(pool.submit(_capped, memory, fn, *args)), timeout)
+                    return await asyncio.wait_for(_uncancelled(asyncio.wrap_future(pool.submit(_capped, memory, fn, *args))),
+                                                  timeout)
                 except asyncio.TimeoutError:
                     self.documents = None
                     self._kill(pool)
@@ -231,6 +234,21 @@ class PageWorkers:
                 if manager is not None:
                     manager.join(CLOSE_JOIN_SECONDS)
         self.executor = self.process = self.documents = None
+
+
+def _uncancelled(future: asyncio.Future) -> asyncio.Future:
+    """``future`` (a helper process's work) to await without cancelling it when its awaiter gives
+    up: Python 3.11's process pool, when its helper is killed, fails on a cancelled piece of work
+    it still holds (InvalidStateError in its manager thread), and then nothing closes the pipe
+    its feeder thread may be writing a large page into, and the crawl hangs at exit joining that
+    thread. The work left is failed by the restart (BrokenProcessPool), or dropped at close."""
+    future.add_done_callback(_retrieved)
+    return asyncio.shield(future)
+
+
+def _retrieved(future: asyncio.Future) -> None:
+    if not future.cancelled():
+        future.exception()  # read, so that asyncio does not log it as never retrieved
 
 
 _workers: WeakKeyDictionary = WeakKeyDictionary()
