@@ -527,8 +527,9 @@ PAGE_PROCESS_MIN_BYTES: number(int, 0) = 128 * 1024
 #: are busy (WORKERS = cores), and PAGE_STAGE_BACKLOG holds the frontier while a helper
 #: catches up. 0: the crawl's own priority.
 PAGE_PROCESS_NICE: number(int, 0, high=19) = 10
-#: Work on one page in a page thread is given up on after this many seconds; the page is
-#: stored with what could be extracted (budget/timeout/parse, budget/timeout/main_text).
+#: Work on one page in a page thread is given up on after this many seconds (in the helper
+#: process, from its turn); the page is stored with what could be extracted
+#: (budget/timeout/parse, budget/timeout/main_text).
 PAGE_STAGE_TIMEOUT: number(float, 0, inclusive=False) = 20.0
 #: While this many pages wait for or are in the page threads and the helper process, or wait
 #: for or are in the spider's link stage, the frontier hands out nothing: pages that cost more

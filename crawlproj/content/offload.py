@@ -105,6 +105,7 @@ class PageWorkers:
         self.executor: ThreadPoolExecutor | None = None
         self.process: ProcessPoolExecutor | None = None
         self.documents: ProcessPoolExecutor | None = None  # run_document's helper, made on first use
+        self._helper_turn: asyncio.Future | None = None  # done when the helper's last page sent is
         self._document_turn: asyncio.Lock | None = None
         # Threads need asyncio's loop to be awaited from Scrapy's coroutines.
         self.enabled = threads > 0 and asyncio_reactor()
@@ -148,26 +149,46 @@ class PageWorkers:
     async def run(self, fn: Callable[..., T], *args: Any, size: int | None = None) -> T:
         """``fn(*args)`` in a page thread, or in the helper process for a page of ``size`` bytes
         from ``PAGE_PROCESS_MIN_BYTES``; :class:`StageTimeout` when it takes too long. A thread's
-        work finishes in the background and its result is dropped; the helper process is
-        killed instead, and a new one started for the next large page, so that pages queued
-        behind it do not wait (they fail with :class:`StageTimeout` too, as the killed work's did)."""
-        pool = self._executor(size)
-        future = asyncio.wrap_future(pool.submit(fn, *args))
-        if pool is self.process:
-            future = _uncancelled(future)
+        work finishes in the background and its result is dropped.
+
+        In the helper, a page's time counts from its turn (when the work sent before it is
+        done), not from when it was sent: a helper behind a crawl that keeps the CPUs busy (it
+        runs niced) is slow, not stuck, and pages queued behind a slow one ran out of time
+        waiting (two workers on a slow machine: 53 pages in 110 s stored without their links
+        or content). A page past its time has the helper killed and a new one started; the
+        pages that were queued behind it are sent to the new one, once."""
         self.pending += 1
         self.pending_bytes += size or 0
         try:
-            return await asyncio.wait_for(future, self.timeout)
-        except asyncio.TimeoutError:
+            pool = self._executor(size)
             if pool is self.process:
-                self._restart_process(pool)
+                return await self._run_in_helper(fn, args, size)
+            return await asyncio.wait_for(asyncio.wrap_future(pool.submit(fn, *args)), self.timeout)
+        except asyncio.TimeoutError:
             raise StageTimeout(f"over {self.timeout:g} s") from None
-        except BrokenProcessPool:  # killed under it, after another page's timeout
-            raise StageTimeout("the helper process was restarted") from None
         finally:
             self.pending -= 1
             self.pending_bytes -= size or 0
+
+    async def _run_in_helper(self, fn: Callable[..., T], args: tuple, size: int | None, again: bool = False) -> T:
+        pool = self._executor(size)
+        future = _uncancelled(asyncio.wrap_future(pool.submit(fn, *args)))
+        ahead, turn = self._helper_turn, asyncio.get_running_loop().create_future()
+        self._helper_turn = turn
+        try:
+            if ahead is not None and not ahead.done():
+                await asyncio.wait([ahead])  # (one helper, first in first out: then this page runs)
+            return await asyncio.wait_for(future, self.timeout)
+        except asyncio.TimeoutError:
+            self._restart_process(pool)
+            raise
+        except BrokenProcessPool:  # killed under it, past another page's time
+            if again:
+                raise StageTimeout("the helper process was restarted twice under it") from None
+        finally:
+            if not turn.done():
+                turn.set_result(None)
+        return await self._run_in_helper(fn, args, size, again=True)
 
     async def run_document(self, fn: Callable[..., T], *args: Any, timeout: float, memory: int,
                            prepare: Callable[[], Any] | None = None) -> T:
@@ -214,7 +235,8 @@ class PageWorkers:
         pool.shutdown(wait=False)
 
     def _restart_process(self, pool: Executor) -> None:
-        self.process = None
+        if self.process is pool:  # (not a helper started since)
+            self.process = None
         # Not cancel_futures (in _kill): pages queued behind get BrokenProcessPool, not a
         # cancellation that would read as their own task's.
         self._kill(pool)
@@ -233,7 +255,7 @@ class PageWorkers:
                 self._kill(pool)
                 if manager is not None:
                     manager.join(CLOSE_JOIN_SECONDS)
-        self.executor = self.process = self.documents = None
+        self.executor = self.process = self.documents = self._helper_turn = None
 
 
 def _uncancelled(future: asyncio.Future) -> asyncio.Future:
