@@ -138,8 +138,8 @@ def test_a_large_page_is_parsed_in_the_helper_process_as_it_would_be_in_a_thread
     workers = PageWorkers(1, 120, 0, process_min_bytes=1_000_000)
 
     async def both():
-        return (await workers.run(_parse, body, "utf-8", PageBudget(), 3, url, canonical, (True, 0), size=100),
-                await workers.run(_parse, body, "utf-8", PageBudget(), 3, url, canonical, (True, 0), size=len(PAGE)))
+        return (await workers.run(_parse, body, "utf-8", PageBudget(), 3, url, canonical, (True, 0, False), size=100),
+                await workers.run(_parse, body, "utf-8", PageBudget(), 3, url, canonical, (True, 0, False), size=len(PAGE)))
 
     try:
         in_thread, in_process = asyncio.run(both())
@@ -286,3 +286,30 @@ def test_a_page_in_the_helper_has_its_time_from_its_turn_not_from_when_it_was_qu
         assert asyncio.run(three_slow_pages()) == [None, None, None]  # 6 s in all, 3 s each
     finally:
         workers.close()
+
+
+def test_a_rendered_page_has_its_content_read_as_a_rendered_dom(monkeypatch):
+    """A rendered page comes back through the page-parse stage: its content is extracted as a
+    browser's DOM (an app's whole reader text when its main content falls short), not as a
+    static page's (Swagger UI's and Redoc's text had been cut to their shells' 14%)."""
+    from scrapy.http import HtmlResponse, Request
+    from scrapy.utils.test import get_crawler
+
+    from crawlproj.content.extract import parsed_page
+    from crawlproj.downloadermiddlewares import page_parse
+
+    seen = []
+    monkeypatch.setattr(page_parse, "extract_content", lambda *args: seen.append(args[4]) or "content")
+    crawler = get_crawler(settings_dict={"PAGE_THREADS": 1, "PAGE_STAGE_TIMEOUT": 30, "CONTENT_ENABLED": True})
+    middleware = page_parse.PageParseMiddleware.from_crawler(crawler)
+    middleware.workers.enabled = True
+    body = b"<html><body><div>app</div></body></html>"
+    try:
+        for flags in ([], ["playwright"]):
+            response = HtmlResponse("http://a.test/", body=body, encoding="utf-8", flags=flags,
+                                    request=Request("http://a.test/"))
+            asyncio.run(middleware.process_response(response.request, response))
+            assert parsed_page(response).content == "content"
+    finally:
+        PageWorkers.of(crawler).close()
+    assert seen == [False, True]

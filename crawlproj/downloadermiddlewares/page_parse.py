@@ -24,11 +24,12 @@ logger = logging.getLogger(__name__)
 
 
 def _parse(body: bytes, encoding: str, budget: PageBudget, min_links: int | None, url: str,
-           canonical: LinkCanonicalizer, content: tuple[bool, int] | None = None) -> ParsedPage:
+           canonical: LinkCanonicalizer, content: tuple[bool, int, bool] | None = None) -> ParsedPage:
     """Everything later stages read of a page, read here, in the thread or the helper, not on
     the reactor (its text decoded as Scrapy's ``response.text`` decodes it, its links canonical
     too); then the tree goes (:meth:`ParsedPage.release`), since the page may wait a while for
-    them. ``content`` (``CONTENT_MARKDOWN``, ``CONTENT_MAX_CHARS``): the page's content is
+    them. ``content`` (``CONTENT_MARKDOWN``, ``CONTENT_MAX_CHARS``, whether the body is a
+    browser's DOM): the page's content is
     extracted in the same trip, with the nesting measured here (one trip, one measure, one
     pickling of a large page instead of two)."""
     page = ParsedPage(html_to_unicode(f"charset={encoding}", body)[1], budget)
@@ -42,8 +43,8 @@ def _parse(body: bytes, encoding: str, budget: PageBudget, min_links: int | None
     page.release()
     resolve_links(page, url, canonical)
     if content is not None:
-        markdown, max_chars = content
-        page.content = extract_content(body, encoding, url, budget, False, markdown, max_chars, page.nesting)
+        markdown, max_chars, rendered = content
+        page.content = extract_content(body, encoding, url, budget, rendered, markdown, max_chars, page.nesting)
     return page
 
 
@@ -84,7 +85,8 @@ class PageParseMiddleware:
                 or content_family(response.headers.get(b"Content-Type"), response.body) != "html"):
             return response
         # The content stage reads a 2xx page's content from its parse (ContentPipeline).
-        content = self.content if 200 <= response.status < 300 else None
+        # (A rendered page comes back through here: its content is read as a rendered DOM's.)
+        content = (*self.content, "playwright" in response.flags) if self.content and 200 <= response.status < 300 else None
         page = await self._parse(response, content)
         if page is None and content is not None:
             # The parse alone, then, so that the page's links are not lost with its content (the
@@ -97,7 +99,7 @@ class PageParseMiddleware:
         adopt_parsed_page(response, page)
         return response
 
-    async def _parse(self, response: TextResponse, content: tuple[bool, int] | None) -> ParsedPage | None:
+    async def _parse(self, response: TextResponse, content: tuple[bool, int, bool] | None) -> ParsedPage | None:
         """The page parsed (with its ``content``) in a page thread or the helper process; None
         past ``PAGE_STAGE_TIMEOUT``."""
         try:
