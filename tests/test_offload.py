@@ -210,6 +210,7 @@ def test_a_page_whose_content_runs_past_the_timeout_keeps_its_parse(monkeypatch)
 
     release = threading.Event()
     monkeypatch.setattr(page_parse, "extract_content", lambda *args: release.wait(30))
+    monkeypatch.setattr(page_parse, "engine_closing", lambda crawler: False)  # a crawl under way
     crawler = get_crawler(settings_dict={"PAGE_THREADS": 2, "PAGE_STAGE_TIMEOUT": 0.5, "CONTENT_ENABLED": True})
     middleware = page_parse.PageParseMiddleware.from_crawler(crawler)
     middleware.workers.enabled = True  # (they await through asyncio, which Twisted's reactor runs in a crawl)
@@ -300,6 +301,8 @@ def test_a_rendered_page_has_its_content_read_as_a_rendered_dom(monkeypatch):
 
     seen = []
     monkeypatch.setattr(page_parse, "extract_content", lambda *args: seen.append(args[4]) or "content")
+    closing = [False]
+    monkeypatch.setattr(page_parse, "engine_closing", lambda crawler: closing[0])
     crawler = get_crawler(settings_dict={"PAGE_THREADS": 1, "PAGE_STAGE_TIMEOUT": 30, "CONTENT_ENABLED": True})
     middleware = page_parse.PageParseMiddleware.from_crawler(crawler)
     middleware.workers.enabled = True
@@ -310,6 +313,12 @@ def test_a_rendered_page_has_its_content_read_as_a_rendered_dom(monkeypatch):
                                     request=Request("http://a.test/"))
             asyncio.run(middleware.process_response(response.request, response))
             assert parsed_page(response).content == "content"
+        # while the crawl closes, pages are parsed without their content (most are dropped past
+        # CLOSE_GRACE; the content stage extracts the content of those stored)
+        closing[0] = True
+        response = HtmlResponse("http://a.test/c", body=body, encoding="utf-8", request=Request("http://a.test/c"))
+        asyncio.run(middleware.process_response(response.request, response))
+        assert parsed_page(response).content is None and parsed_page(response).title is None
     finally:
         PageWorkers.of(crawler).close()
     assert seen == [False, True]

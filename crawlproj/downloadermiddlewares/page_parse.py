@@ -12,6 +12,7 @@ from scrapy.http import Request, Response, TextResponse
 from w3lib.encoding import html_to_unicode
 
 from .. import signals as crawl_signals
+from ..engine_state import engine_closing
 from ..content.budget import PageBudget
 from ..content.extract import adopt_parsed_page, link_canonicalizer, page_budget, resolve_links
 from ..content.extraction import extract_content
@@ -51,7 +52,8 @@ def _parse(body: bytes, encoding: str, budget: PageBudget, min_links: int | None
 class PageParseMiddleware:
     """Parses HTML responses (of ``PAGE_THREAD_MIN_BYTES`` or more) in a page thread, so that no
     page holds the reactor; with ``CONTENT_ENABLED``, a 2xx page's content is extracted in the
-    same trip (the content stage reads it: one trip, one measure of the page's nesting).
+    same trip (the content stage reads it: one trip, one measure of the page's nesting), except
+    while the crawl closes.
 
     The spider and the render decision then read the same parse (``parsed_page``). Past
     ``PAGE_STAGE_TIMEOUT``, the page is parsed again without its content
@@ -60,6 +62,7 @@ class PageParseMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.stats = crawler.stats
+        self.crawler = crawler
         self.workers = PageWorkers.of(crawler)
         self.budget = page_budget(crawler.settings)
         self.canonical = link_canonicalizer(crawler.settings)  # the spider's own (its memo shared)
@@ -85,8 +88,12 @@ class PageParseMiddleware:
                 or content_family(response.headers.get(b"Content-Type"), response.body) != "html"):
             return response
         # The content stage reads a 2xx page's content from its parse (ContentPipeline).
-        # (A rendered page comes back through here: its content is read as a rendered DOM's.)
-        content = (*self.content, "playwright" in response.flags) if self.content and 200 <= response.status < 300 else None
+        # (A rendered page comes back through here: its content is read as a rendered DOM's.) Not
+        # while the crawl closes: the pages fetched then are mostly dropped past CLOSE_GRACE, and
+        # the content stage extracts the content of those stored (a link farm's pages queued in
+        # the helper held a close 8 s on a slow machine).
+        content = (*self.content, "playwright" in response.flags) if (
+            self.content and 200 <= response.status < 300 and not engine_closing(self.crawler)) else None
         page = await self._parse(response, content)
         if page is None and content is not None:
             # The parse alone, then, so that the page's links are not lost with its content (the
