@@ -196,6 +196,19 @@ def test_the_helper_processes_run_below_the_crawls_priority_and_its_threads_do_n
     assert helper == document == min(19, mine + 5) and thread == mine == _nice()
 
 
+def _page_parse_middleware(**settings):
+    """A crawler with content on and its page-parse middleware, its page threads awaited through
+    asyncio (which Twisted's reactor runs in a crawl)."""
+    from scrapy.utils.test import get_crawler
+
+    from crawlproj.downloadermiddlewares import page_parse
+
+    crawler = get_crawler(settings_dict={"CONTENT_ENABLED": True, **settings})
+    middleware = page_parse.PageParseMiddleware.from_crawler(crawler)
+    middleware.workers.enabled = True
+    return crawler, middleware
+
+
 def test_a_page_whose_content_runs_past_the_timeout_keeps_its_parse(monkeypatch):
     """A page's content is extracted in the same trip as its parse; when the two run past
     PAGE_STAGE_TIMEOUT, the page is parsed again alone, so that its links are not lost with
@@ -203,7 +216,6 @@ def test_a_page_whose_content_runs_past_the_timeout_keeps_its_parse(monkeypatch)
     import threading
 
     from scrapy.http import HtmlResponse, Request
-    from scrapy.utils.test import get_crawler
 
     from crawlproj.content.extract import parsed_page
     from crawlproj.downloadermiddlewares import page_parse
@@ -211,9 +223,7 @@ def test_a_page_whose_content_runs_past_the_timeout_keeps_its_parse(monkeypatch)
     release = threading.Event()
     monkeypatch.setattr(page_parse, "extract_content", lambda *args: release.wait(30))
     monkeypatch.setattr(page_parse, "engine_closing", lambda crawler: False)  # a crawl under way
-    crawler = get_crawler(settings_dict={"PAGE_THREADS": 2, "PAGE_STAGE_TIMEOUT": 0.5, "CONTENT_ENABLED": True})
-    middleware = page_parse.PageParseMiddleware.from_crawler(crawler)
-    middleware.workers.enabled = True  # (they await through asyncio, which Twisted's reactor runs in a crawl)
+    crawler, middleware = _page_parse_middleware(PAGE_THREADS=2, PAGE_STAGE_TIMEOUT=0.5)
     body = b"<html><head><title>T</title></head><body>" + b"<a href=/p1>p1</a><a href=/p2>p2</a></body></html>"
     response = HtmlResponse("http://a.test/", body=body, encoding="utf-8", request=Request("http://a.test/"))
     try:
@@ -294,7 +304,6 @@ def test_a_rendered_page_has_its_content_read_as_a_rendered_dom(monkeypatch):
     browser's DOM (an app's whole reader text when its main content falls short), not as a
     static page's (Swagger UI's and Redoc's text had been cut to their shells' 14%)."""
     from scrapy.http import HtmlResponse, Request
-    from scrapy.utils.test import get_crawler
 
     from crawlproj.content.extract import parsed_page
     from crawlproj.downloadermiddlewares import page_parse
@@ -303,9 +312,7 @@ def test_a_rendered_page_has_its_content_read_as_a_rendered_dom(monkeypatch):
     monkeypatch.setattr(page_parse, "extract_content", lambda *args: seen.append(args[4]) or "content")
     closing = [False]
     monkeypatch.setattr(page_parse, "engine_closing", lambda crawler: closing[0])
-    crawler = get_crawler(settings_dict={"PAGE_THREADS": 1, "PAGE_STAGE_TIMEOUT": 30, "CONTENT_ENABLED": True})
-    middleware = page_parse.PageParseMiddleware.from_crawler(crawler)
-    middleware.workers.enabled = True
+    crawler, middleware = _page_parse_middleware(PAGE_THREADS=1, PAGE_STAGE_TIMEOUT=30)
     body = b"<html><body><div>app</div></body></html>"
     try:
         for flags in ([], ["playwright"]):

@@ -30,9 +30,8 @@ def _parse(body: bytes, encoding: str, budget: PageBudget, min_links: int | None
     the reactor (its text decoded as Scrapy's ``response.text`` decodes it, its links canonical
     too); then the tree goes (:meth:`ParsedPage.release`), since the page may wait a while for
     them. ``content`` (``CONTENT_MARKDOWN``, ``CONTENT_MAX_CHARS``, whether the body is a
-    browser's DOM): the page's content is
-    extracted in the same trip, with the nesting measured here (one trip, one measure, one
-    pickling of a large page instead of two)."""
+    browser's DOM): the page's content is extracted in the same trip, with the nesting measured
+    here (one trip, one measure, one pickling of a large page instead of two)."""
     page = ParsedPage(html_to_unicode(f"charset={encoding}", body)[1], budget)
     # What the render decision will read past the links (a large page's visible text held the
     # reactor up to 200 ms): its scripts on every page (whether to sample a render; read after
