@@ -352,9 +352,10 @@ CHROMIUM_PATH: chromium = ""
 #: Pages open in the browser at once (each costs tens of MB; one that rendered well is kept,
 #: at about:blank, for the next render).
 RENDER_MAX_PAGES: number(int, 1) = 4
-#: Seconds for the navigation itself, and for the whole render (page closed after either).
+#: Seconds for the navigation itself, and for the browser to open the page it renders in (a new
+#: context or renderer process); the page is closed after either.
 RENDER_NAVIGATION_TIMEOUT: number(float, 0, inclusive=False) = 30.0
-#: Seconds for the whole render, navigation included.
+#: Seconds for the whole render, navigation included, from when the browser has the page open.
 RENDER_TIMEOUT: number(float, 0, inclusive=False) = 60.0
 #: The DOM is read once the app has settled: no sub-request pending (a fetch() started by a
 #: script is waited for) and no change to the DOM's nodes or text (a MutationObserver) for

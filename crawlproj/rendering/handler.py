@@ -10,6 +10,7 @@ the server's ``Connection`` header exposed as in
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import multiprocessing
 import os
@@ -99,6 +100,19 @@ class AssetCache:
 _IDLE_POLL_SECONDS = 0.05
 
 
+class _RenderClock:
+    """One render's time budget: re-armed to RENDER_TIMEOUT once the browser has the page open."""
+
+    def __init__(self) -> None:
+        self.budget: asyncio.Timeout | None = None
+        self.opened = False
+
+
+# Set around a render so the page-open hook below can find its clock (scrapy-playwright calls it
+# in the same task, a few frames down).
+_render_clock: contextvars.ContextVar[_RenderClock | None] = contextvars.ContextVar("render_clock", default=None)
+
+
 class _Render:
     """One page being rendered: its pending sub-requests, for the idle wait, and what they cost."""
 
@@ -115,6 +129,7 @@ class _Render:
         self.missed: list[str] = []  # what an offline render refused for want of the server
         self.prefetched: dict[str, tuple | None] = {}  # url -> (status, headers, body) fetched for it; None: failed
         self.idle_timed_out = False
+        self.unsettled = ""  # why the idle wait ran out: what was still going on at its end
         # What the browser loaded besides the main document, kept for the archive (REQUISITES_ENABLED):
         # (url, resource type, status, header pairs, body); None: not kept.
         self.loaded: list[tuple[str, str, int, list[tuple[str, str]], bytes]] | None = None
@@ -136,6 +151,7 @@ class _Render:
         the DOM's nodes or text (a MutationObserver in the page); or after ``idle_timeout``."""
         deadline = time.monotonic() + self.idle_timeout
         quiet_ms = self.idle_seconds * 1000
+        unchanged = None
         while time.monotonic() < deadline:
             if self.network_idle():
                 try:  # ms since the DOM last changed (0 on the first call, and on a new document)
@@ -144,8 +160,16 @@ class _Render:
                     unchanged = 0.0
                 if unchanged >= quiet_ms:
                     return
+            else:
+                unchanged = None
             await asyncio.sleep(_IDLE_POLL_SECONDS)
         self.idle_timed_out = True
+        if self.pending:
+            self.unsettled = f"{self.pending} sub-request(s) pending"
+        elif unchanged is not None:
+            self.unsettled = f"its DOM changed {unchanged / 1000:.1f} s before"
+        else:
+            self.unsettled = "a sub-request ended within the last idle window"
 
 
 #: Milliseconds since the DOM's nodes or text last changed, watched by a MutationObserver that
@@ -221,7 +245,8 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         self.config.launch_options = options
         self.max_pages = s.getint("RENDER_MAX_PAGES")
         self.config.max_pages_per_context = self.max_pages
-        self.config.navigation_timeout_ms = s.getfloat("RENDER_NAVIGATION_TIMEOUT") * 1000
+        self.navigation_timeout = s.getfloat("RENDER_NAVIGATION_TIMEOUT")
+        self.config.navigation_timeout_ms = self.navigation_timeout * 1000
         self.render_timeout = s.getfloat("RENDER_TIMEOUT")
         self.idle_seconds = s.getfloat("RENDER_IDLE_SECONDS")
         self.idle_timeout = s.getfloat("RENDER_IDLE_TIMEOUT")
@@ -292,17 +317,27 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 self.stats.inc_value("render/pages_reused")
             self._open[generation] += 1
             rendered = False
+            # RENDER_TIMEOUT counts from when the browser has the page open: a new context or
+            # renderer process in a just-launched browser on a busy machine took over 5 s, the
+            # browser's cost, not the page's. Opening it is bounded apart, by RENDER_NAVIGATION_TIMEOUT.
+            clock = _RenderClock()
+            token = _render_clock.set(clock)
             try:
-                response = await asyncio.wait_for(super()._download_request(request, spider), self.render_timeout)
+                async with asyncio.timeout(self.navigation_timeout) as clock.budget:
+                    response = await super()._download_request(request, spider)
                 rendered = True
                 return response
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self.stats.inc_value("render/timeouts")
-                raise RenderTimeout(f"rendering {request.url} took over {self.render_timeout:g} s") from None
+                if clock.opened:
+                    raise RenderTimeout(f"rendering {request.url} took over {self.render_timeout:g} s") from None
+                raise RenderTimeout(f"the browser did not open a page for {request.url} "
+                                    f"within {self.navigation_timeout:g} s") from None
             finally:
                 request.meta.pop("playwright_include_page", None)
                 if (page := request.meta.pop("playwright_page", None)) is not None:  # not for the spider
                     await (self._park(page, generation) if rendered else self._close_page(page, failed=True))
+                _render_clock.reset(token)
                 self._open[generation] -= 1
                 await self._retire_contexts()
                 self._sample_memory()
@@ -315,6 +350,9 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         return page
 
     async def _download_request_with_page(self, request: Request, page: Any, spider: Any) -> Response:
+        if (clock := _render_clock.get()) is not None and clock.budget is not None:
+            clock.opened = True
+            clock.budget.reschedule(asyncio.get_running_loop().time() + self.render_timeout)
         render = _Render(urlsplit(request.url).hostname or "", self.idle_seconds, self.idle_timeout)
         given = request.meta.pop("render_static_document", None)
         if given is not None:
@@ -341,6 +379,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
             request.meta["render_server_done"] = render.server_done
         if render.idle_timed_out:
             self.stats.inc_value("render/idle_timeouts")
+            logger.info("%s read before it settled, after %g s: %s", request.url, self.idle_timeout, render.unsettled)
         request.meta["render_document"] = render.document
         if render.loaded:
             request.meta["render_loaded"] = render.loaded
