@@ -17,7 +17,8 @@ virtual host. Every figure is read from nginx's own access log, never from a cra
   a Redis frontier the command starts itself), against one process. Judged on the pages
   fetched in the first WINDOW seconds (``window_speedup``): later, only libstdc++'s 3,900
   pages are left, one host, which politeness lets have one request in flight however
-  many processes there are; the whole crawl's rates are printed too (``speedup``).
+  many processes there are; the whole crawl's rates are printed too (``speedup``), and
+  the CPUs each kept busy (``one_cores_used``, ``two_cores_used``).
 * ``polite``: ``MIN_INTERVAL`` 0.2 s, 16 concurrent, SECONDS_POLITE seconds, against
   Scrapy's default scheduler with ``DOWNLOAD_DELAY`` 0.2 (same spider and pipelines).
   Pages within SECONDS_POLITE of each crawl's first request (each crawl runs 15 s
@@ -183,6 +184,12 @@ def cpu_figures(run: Run, seconds: float) -> dict:
             "pages_first_window": len(pages_of(pages, WINDOW))}
 
 
+def cores_used(figures: dict) -> float | None:
+    """The CPUs a CPU-bound crawl kept busy, its helper processes and browser included."""
+    ms = figures["cpu_ms_per_page"]
+    return round(figures["pages_per_s"] * ms / 1000, 2) if ms else None
+
+
 def polite_figures(run: Run, seconds: float, interval: float) -> dict:
     run.wait(seconds * 3 + 180)
     records = run.nginx.records()
@@ -255,6 +262,9 @@ def main() -> None:
                               "window_speedup": round(two["pages_first_window"] / one["pages_first_window"], 3),
                               "one_pages_per_s": one["pages_per_s"], "two_pages_per_s": two["pages_per_s"],
                               "two_cpu_ms_per_page": two["cpu_ms_per_page"],
+                              # Cores each kept busy (pages/s x CPU a page): a worker's helper and
+                              # browser use the second core too, which caps what a second worker adds.
+                              "one_cores_used": cores_used(one), "two_cores_used": cores_used(two),
                               "speedup": round(two["pages_per_s"] / one["pages_per_s"], 3)}
         if "polite" in parts:
             polite = {"MIN_INTERVAL": opts.interval}

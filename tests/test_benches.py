@@ -65,7 +65,10 @@ CHECKS = {
     "revisit_sim": lambda o: (set(o["regimes"]) == {"loguniform", "realweb", "feeds"}
                               and o["regimes"]["feeds"]["feeds"]["feed_fetches_per_day"] > 0),
     "sandbox_capacity": lambda o: o["ok"] > 0 and o["non_200"] == 0,
-    "throughput": lambda o: o["cpu"]["crawlproj"]["pages"] > 0 and o["polite"]["crawlproj"]["violations"] == 0,
+    "throughput": lambda o: (o["cpu"]["crawlproj"]["pages"] > 0 and o["polite"]["crawlproj"]["violations"] == 0
+                             and 0 < o["workers"]["one_cores_used"] and 0 < o["workers"]["two_cores_used"]
+                             # a host's 404s and samples' scripts count beside its pages, never against them
+                             and o["polite"]["share_of_bound"] <= o["polite"]["share_of_bound_all_fetches"]),
     "urlseen": lambda o: o["urls"] > 0 and o["bytes_per_url"] < 3,
     "memory": lambda o: (all(o[run]["pages"] > 0 and o[run]["peak_mb"] > 0
                              for run in ("bare", "cpu", "workers", "polite", "incremental"))
