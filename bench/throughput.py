@@ -135,11 +135,16 @@ SUBRESOURCES = (".js", ".mjs", ".css", ".json", ".map", ".png", ".gif", ".jpg", 
                 ".woff2", ".ttf")
 
 
+def first_arrival(records) -> float:
+    """When the first request reached the server: the start of a crawl's counted window."""
+    return min((r.arrival for r in records), default=0.0)
+
+
 def pages_of(records, window: float | None = None) -> list:
     """The pages fetched (in the first ``window`` seconds): each page's first 200 response, so a
     page fetched again (as a render's evidence sample is) counts once; robots.txt and a
     render's sub-resources are left out."""
-    start = min((r.arrival for r in records), default=0.0)
+    start = first_arrival(records)
     seen, pages = set(), []
     for r in sorted(records, key=lambda r: r.arrival):
         if r.path == "/robots.txt" or r.status != 200 or r.path.split("?", 1)[0].endswith(SUBRESOURCES):
@@ -195,7 +200,7 @@ def polite_figures(run: Run, seconds: float, interval: float) -> dict:
     records = run.nginx.records()
     report = politeness_report(records, interval, basis="idle")
     pages = pages_of(records, seconds)
-    start = min((r.arrival for r in records), default=0.0)
+    start = first_arrival(records)
     counted = {id(r) for r in pages}
     # The host's other fetches in the window (its 404s, a render sample's scripts, a page fetched
     # again): slots politeness spent that the bound, counting pages only, does not.

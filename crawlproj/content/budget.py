@@ -177,7 +177,7 @@ def depth_bound(html: str | bytes) -> tuple[int, int]:
     # collision), which numpy sorts as integers: an array of the strings themselves cost twice
     # the time. Each kind of token is then read once, from its first occurrence.
     _, first_at, ids = np.unique(np.fromiter(map(hash, tokens), np.int64, len(tokens)),
-                                     return_index=True, return_inverse=True)
+                                 return_index=True, return_inverse=True)
     spelled = [tokens[i] for i in first_at]
     slash = b"/" if raw else "/"
     kind_ends = np.array([t[:1] == slash for t in spelled])
