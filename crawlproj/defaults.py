@@ -358,8 +358,8 @@ RENDER_NAVIGATION_TIMEOUT: number(float, 0, inclusive=False) = 30.0
 #: Seconds for the whole render, navigation included, from when the browser has the page open.
 RENDER_TIMEOUT: number(float, 0, inclusive=False) = 60.0
 #: The DOM is read once the app has settled: no sub-request pending (a fetch() started by a
-#: script is waited for) and no change to the DOM's nodes or text (a MutationObserver) for
-#: this many seconds; or after RENDER_IDLE_TIMEOUT at most.
+#: script is waited for), no change to the DOM's nodes or text (a MutationObserver) and no
+#: long task on the page's main thread for this many seconds; or after RENDER_IDLE_TIMEOUT at most.
 RENDER_IDLE_SECONDS: number(float, 0) = 0.3
 RENDER_IDLE_TIMEOUT: number(float, 0) = 10.0
 #: A fresh browser context after this many pages, its kept pages closed with it (bounds the
