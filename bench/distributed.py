@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from crawlproj.distributed.dupefilter import bloom_shape  # noqa: E402
 from crawlproj.distributed.frontier import RedisFrontier  # noqa: E402
 from crawlproj.extensions.memory import rss_bytes  # noqa: E402
+from sandbox.audit import pages_in_window  # noqa: E402
 from sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command  # noqa: E402
 from sandbox.servers import RedisServer  # noqa: E402
 
@@ -118,8 +119,7 @@ def run(sandbox: SandboxProcess, workdir: Path, seconds: float, workers: int, se
         watched = wait_watching(procs, seconds * 3 + 120)
         after = [redis_counters(client) for client in masters]
     records = sandbox.records()
-    start = min((r.arrival for r in records), default=0.0)
-    pages = sum(1 for r in records if r.path != "/robots.txt" and r.status == 200 and r.arrival < start + seconds)
+    pages = pages_in_window(records, seconds)
     fetched = max(1, sum(1 for r in records if r.path != "/robots.txt" and r.status == 200))
     report = sandbox.report(interval, basis="idle")
     per_master = [tuple(a - b for a, b in zip(later, earlier)) for earlier, later in zip(before, after)]

@@ -32,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sandbox.audit import pages_in_window  # noqa: E402
 from sandbox.harness import SandboxProcess, run_crawl, with_peak_rss  # noqa: E402
 from sandbox.servers import RedisServer  # noqa: E402
 
@@ -59,8 +60,7 @@ def measure(sandbox: SandboxProcess, workdir: Path, seconds: float, interval: fl
         raise SystemExit(f"crawl failed: {result.log[-2000:]}")
     records = sandbox.records()
     # The window is SECONDS from the crawl's first request, on the server's clock, for every crawler.
-    start = min((r.arrival for r in records), default=0.0)
-    pages = sum(1 for r in records if r.path != "/robots.txt" and r.status == 200 and r.arrival < start + seconds)
+    pages = pages_in_window(records, seconds)
     report = sandbox.report(interval, basis="idle")
     return {"pages": pages, "pages_per_s": round(pages / seconds, 2), "violations": report["violations"],
             "min_gap": report["min_gap"], "max_concurrency": report["max_concurrency"]}

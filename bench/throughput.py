@@ -48,7 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sandbox.audit import politeness_report  # noqa: E402
+from sandbox.audit import first_arrival, politeness_report  # noqa: E402
 from sandbox.docsites import DOMAIN, HOST_RESOLVE, SITE_SETS, TEST_SITES, ensure_installed  # noqa: E402
 from sandbox.harness import crawl_command, with_peak_rss  # noqa: E402
 from sandbox.servers import NginxServer  # noqa: E402
@@ -133,11 +133,6 @@ class Run:
 #: What a render fetches besides its document (an evidence sample's scripts and data): not pages.
 SUBRESOURCES = (".js", ".mjs", ".css", ".json", ".map", ".png", ".gif", ".jpg", ".jpeg", ".svg", ".ico", ".woff",
                 ".woff2", ".ttf")
-
-
-def first_arrival(records) -> float:
-    """When the first request reached the server: the start of a crawl's counted window."""
-    return min((r.arrival for r in records), default=0.0)
 
 
 def pages_of(records, window: float | None = None) -> list:

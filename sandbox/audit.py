@@ -35,6 +35,18 @@ class Record:
     address: str = ""  # the local address it arrived at (hostile structures' pins differ)
 
 
+def first_arrival(records: Iterable[Record]) -> float:
+    """When the first request reached the server: the start of a crawl's counted window."""
+    return min((r.arrival for r in records), default=0.0)
+
+
+def pages_in_window(records: list[Record], seconds: float) -> int:
+    """Pages answered 200 (robots.txt aside) that arrived within ``seconds`` of the first request,
+    on the server's clock: the same window for every crawler compared."""
+    start = first_arrival(records)
+    return sum(1 for r in records if r.path != "/robots.txt" and r.status == 200 and r.arrival < start + seconds)
+
+
 def max_overlap(spans: Iterable[tuple[float, float]]) -> int:
     """Most intervals [start, end) open at one time."""
     events = []

@@ -8,7 +8,7 @@ import time
 import pytest
 from aiohttp import web
 
-from sandbox.audit import Record, max_overlap, politeness_report
+from sandbox.audit import Record, first_arrival, max_overlap, pages_in_window, politeness_report
 from sandbox.graph import SandboxConfig
 from sandbox.server import SandboxServer
 
@@ -17,6 +17,14 @@ def test_max_overlap():
     assert max_overlap([]) == 0
     assert max_overlap([(0, 1), (1, 2)]) == 1  # back to back is not concurrent
     assert max_overlap([(0, 2), (1, 3), (1.5, 1.6)]) == 3
+
+
+def test_pages_in_a_window_count_from_the_first_request_on_the_servers_clock():
+    recs = [Record("a", "/robots.txt", 10.0, 10.1), Record("a", "/", 10.2, 10.3), Record("a", "/gone", 10.5, 10.6, status=404),
+            Record("b", "/", 11.0, 11.2), Record("b", "/late", 12.0, 12.1)]
+    assert first_arrival(recs) == 10.0 and first_arrival([]) == 0.0
+    assert pages_in_window(recs, 2.0) == 2  # robots.txt, the 404 and the page past the window are left out
+    assert pages_in_window(recs, 2.5) == 3 and pages_in_window([], 1.0) == 0
 
 
 def test_report_counts_gaps_on_both_bases():
