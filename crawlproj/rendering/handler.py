@@ -95,6 +95,9 @@ class AssetCache:
             self.size -= len(dropped.body)
 
 
+#: Renders read before they settled that are logged at INFO, with why; later ones at DEBUG.
+_UNSETTLED_LOGGED = 10
+
 #: How often a render asks whether the app has settled: each question is a round trip to the
 #: browser, on the reactor's thread too.
 _IDLE_POLL_SECONDS = 0.05
@@ -391,7 +394,13 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
             request.meta["render_server_done"] = render.server_done
         if render.idle_timed_out:
             self.stats.inc_value("render/idle_timeouts")
-            logger.info("%s read before it settled, after %g s: %s", request.url, self.idle_timeout, render.unsettled)
+            # The first few at INFO, to say why; a site whose every page animates its text would
+            # otherwise log a line a page (the stat counts them all).
+            count = self.stats.get_value("render/idle_timeouts")
+            last = "; later ones at DEBUG, counted in render/idle_timeouts" if count == _UNSETTLED_LOGGED else ""
+            level = logging.INFO if count <= _UNSETTLED_LOGGED else logging.DEBUG
+            logger.log(level, "%s read before it settled, after %g s: %s%s", request.url, self.idle_timeout,
+                       render.unsettled, last)
         request.meta["render_document"] = render.document
         if render.loaded:
             request.meta["render_loaded"] = render.loaded
