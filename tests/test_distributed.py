@@ -509,3 +509,26 @@ def test_the_workers_dashboard_view_reads_the_workers_that_published_and_no_othe
     time.sleep(1.1)
     assert [w["worker"] for w in cluster.read_workers(client, prefix, now + 2)] == ["w1"]
     assert client.zrange(prefix.rstrip(":"), 0, -1) == [b"w1"]
+
+
+def test_script_calls_go_in_one_round_trip_and_survive_a_flushed_script_cache(any_redis):
+    """redis-py's script pipeline asks SCRIPT EXISTS before every execute (a round trip more on
+    the reactor's thread); the calls go as EVALSHA once the scripts are loaded, and a server that
+    lost them (a restart, SCRIPT FLUSH) has them loaded again."""
+    from crawlproj.distributed.connection import is_cluster, run_scripts
+
+    client = connect(any_redis)
+    incr = client.register_script("return redis.call('INCRBY', KEYS[1], ARGV[1])")
+    keys = [f"t:counter:{i}" for i in range(6)]  # on a cluster, in several slots
+
+    def exists_asked() -> int:
+        nodes = client.get_primaries() if is_cluster(client) else [None]
+        infos = [client.info("commandstats", target_nodes=n) if n else client.info("commandstats") for n in nodes]
+        return sum(info.get("cmdstat_script|exists", {}).get("calls", 0) for info in infos)
+
+    assert run_scripts(client, [(incr, [k], [2]) for k in keys]) == [2] * 6
+    asked = exists_asked()
+    assert run_scripts(client, [(incr, [k], [3]) for k in keys]) == [5] * 6
+    assert exists_asked() == asked  # no question before the calls
+    client.script_flush()
+    assert run_scripts(client, [(incr, [k], [1]) for k in keys]) == [6] * 6  # in order, none lost or run twice
