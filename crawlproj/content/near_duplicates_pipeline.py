@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from scrapy import Spider
 from scrapy.crawler import Crawler
@@ -85,6 +87,11 @@ class NearDuplicatePipeline:
         crawler.signals.connect(self.index.storage.commit, signal=crawl_signals.store_committing)
         self.budget = page_budget(s)
         self.workers = PageWorkers.of(crawler)
+        # A shared index answers over the network: its round trips wait on a thread of their own,
+        # one page at a time in the order asked, not on the reactor's (a fifth of a worker's main
+        # thread in a two-worker crawl, py-spy).
+        self._remote = ThreadPoolExecutor(1, thread_name_prefix="crawlproj-near-duplicates") if getattr(
+            self.index, "remote", False) else None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> NearDuplicatePipeline:
@@ -126,7 +133,10 @@ class NearDuplicatePipeline:
         if item.content is None:
             item.text_length = print_.length
         item.text_hash = print_.digest
-        match = self.index.add(item.url, print_)
+        if self._remote is not None:
+            match = await asyncio.wrap_future(self._remote.submit(self.index.add, item.url, print_))
+        else:
+            match = self.index.add(item.url, print_)
         stats.inc_value("near_duplicates/checked")
         if match is not None:
             item.duplicate_of, item.duplicate_kind, item.jaccard = match.canonical, match.kind, match.jaccard
@@ -134,4 +144,6 @@ class NearDuplicatePipeline:
         return item
 
     def close_spider(self, spider: Spider | None = None) -> None:
+        if self._remote is not None:
+            self._remote.shutdown(wait=True)
         self.index.storage.close()

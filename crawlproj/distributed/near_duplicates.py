@@ -105,6 +105,10 @@ def estimate(stored: bytes, mine: bytes, values: int) -> float:
 class RedisNearDuplicateIndex(SigningShape):
     """A :class:`NearDuplicateIndex` whose state lives in Redis (see the module docstring)."""
 
+    #: Each add waits on the network: the pipeline calls it off the reactor's thread (one thread,
+    #: so adds keep their order; the client's connection pool serves that thread).
+    remote = True
+
     @classmethod
     def from_settings(cls, settings, **shape) -> RedisNearDuplicateIndex:  # noqa: ANN001 - Scrapy Settings
         from . import connection
