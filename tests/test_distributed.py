@@ -332,6 +332,59 @@ def revisit_pipeline_on(redis_server):
     return crawler, RevisitPipeline.from_crawler(crawler)
 
 
+def test_a_page_reads_its_shared_revisit_state_off_the_reactor_thread(redis_server, monkeypatch):
+    """A shared queue's read of a page's state (a round trip a page) held each worker's reactor
+    a tenth of its time in a two-worker crawl: it waits on a thread of its own."""
+    import asyncio
+    import threading
+
+    from tests.test_revisit import _page
+
+    crawler, pipeline = revisit_pipeline_on(redis_server)
+    threads = []
+    stored = pipeline.queue.stored
+    monkeypatch.setattr(pipeline.queue, "stored", lambda url: threads.append(threading.current_thread()) or stored(url))
+    url = "http://a.test/p"
+    asyncio.run(pipeline.process_item(_page(url)))
+    pipeline.commit()
+    asyncio.run(pipeline.process_item(_page(url, text="a new article " * 20)))  # read back from Redis: a revisit
+    assert len(threads) == 2 and threading.main_thread() not in threads
+    stats = crawler.stats
+    assert stats.get_value("revisit/first_visits") == 1 and stats.get_value("revisit/visits") == 1
+    assert stats.get_value("revisit/changed") == 1
+    asyncio.run(pipeline.process_item(_page(url)))  # its write not yet committed: no round trip
+    assert len(threads) == 2 and stats.get_value("revisit/visits") == 2
+    pipeline.close_spider()
+
+
+def test_a_page_is_checked_against_the_shared_near_duplicate_index_off_the_reactor_thread(redis_server, monkeypatch):
+    """The shared index's round trips (four a page) held each worker's reactor a fifth of its time
+    in a two-worker crawl: they wait on a thread of their own, one page at a time."""
+    import asyncio
+    import threading
+
+    from scrapy.utils.test import get_crawler
+
+    import settings as defaults
+    from crawlproj.content.near_duplicates_pipeline import NearDuplicatePipeline
+    from tests.test_revisit import _page
+
+    crawler = get_crawler(settings_dict={
+        **{k: getattr(defaults, k) for k in dir(defaults) if k.isupper()}, "PROFILE": "sandbox", "RENDER_MODE": "never",
+        "REDIS_URL": redis_server.url, "PAGE_THREAD_MIN_BYTES": 10**9, "PAGE_PROCESS_MIN_BYTES": 10**9,
+        "NEAR_DUPLICATES_INDEX_CLASS": "crawlproj.distributed.near_duplicates.RedisNearDuplicateIndex"})
+    crawler.stats.open_spider()
+    pipeline = NearDuplicatePipeline.from_crawler(crawler)
+    threads = []
+    add = pipeline.index.add
+    monkeypatch.setattr(pipeline.index, "add", lambda *a: threads.append(threading.current_thread()) or add(*a))
+    first = asyncio.run(pipeline.process_item(_page("http://a.test/1", text="a page of its own words " * 30)))
+    copy = asyncio.run(pipeline.process_item(_page("http://b.test/1", text="a page of its own words " * 30)))
+    pipeline.close_spider()
+    assert first.duplicate_of is None and copy.duplicate_of == "http://a.test/1" and copy.duplicate_kind == "exact"
+    assert len(threads) == 2 and threading.main_thread() not in threads
+
+
 def test_a_replan_draws_its_redis_sample_off_the_reactor_thread(redis_server, tmp_path, monkeypatch, threaded_replans):
     """A shared queue's replan sample (many round trips, up to 100,000 states decoded) once held
     the reactor 3-4 s a minute in each worker of a broad crawl."""

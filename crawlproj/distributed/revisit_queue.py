@@ -61,6 +61,8 @@ class RedisRevisitQueue(BufferedWrites):
     #: The replan draws its samples in a thread: they only read Redis, and redis-py's clients
     #: are safe to share between threads.
     samples_off_thread = True
+    #: A read waits on the network: the pipeline makes it off the reactor's thread (:meth:`stored`).
+    remote = True
 
     @classmethod
     def from_settings(cls, settings) -> RedisRevisitQueue:  # noqa: ANN001 - Scrapy Settings
@@ -156,10 +158,11 @@ class RedisRevisitQueue(BufferedWrites):
 
     # -- reading ----------------------------------------------------------
     def get(self, url: str) -> UrlState | None:
-        if url in self._puts:
-            return self._puts[url]
-        if url in self._deletes:
-            return None
+        held, state = self.buffered(url)
+        return state if held else self.stored(url)
+
+    def stored(self, url: str) -> UrlState | None:
+        """The URL's committed state: a round trip (safe on another thread, as the samples are)."""
         part, uid, key = self._where(url, host_of(url))
         raw = self.r.hget(key, uid.to_bytes(5, "big"))
         return unpack(raw) if raw else None

@@ -95,6 +95,12 @@ class BufferedWrites:
     def get(self, url: str) -> UrlState | None:
         raise NotImplementedError
 
+    def buffered(self, url: str) -> tuple[bool, UrlState | None]:
+        """Whether the URL has an uncommitted write, and the state it writes (None: deleted)."""
+        if url in self._puts:
+            return True, self._puts[url]
+        return url in self._deletes, None
+
     def put(self, state: UrlState) -> None:
         self._deletes.pop(state.url, None)
         self._puts[state.url] = state
@@ -184,10 +190,9 @@ class RevisitQueue(BufferedWrites):
     # -- reading ----------------------------------------------------------
     def get(self, url: str) -> UrlState | None:
         """The URL's state, the uncommitted write included."""
-        if url in self._puts:
-            return self._puts[url]
-        if url in self._deletes:
-            return None
+        held, state = self.buffered(url)
+        if held:
+            return state
         row = self.conn.execute(f"SELECT {', '.join(COLUMNS)} FROM revisit WHERE url = ?", (url,)).fetchone()
         return row_state(row) if row else None
 
