@@ -72,7 +72,8 @@ url_seen_test = object()
 #: The spider asks, once, how to test many URLs at once (the same conditions as url_seen_test).
 #: No arguments. A frontier whose URL-seen filter is remote (Redis) answers with
 #: ``seen_many(urls) -> set`` (the URLs it holds), one round trip for a page's links instead of
-#: one for each new link; it then takes the others as new without asking again.
+#: one for each new link; it then takes the others as new without asking again. The spider
+#: calls it on a thread of its own, one call at a time.
 urls_seen_test = object()
 
 #: The frontier asks, once, whether fetched pages are piling up. No arguments. A component

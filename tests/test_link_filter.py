@@ -28,6 +28,35 @@ def test_a_pages_links_are_filtered_and_each_reason_counted_once_a_page():
     assert sorted(calls) == [("nofollow_skipped", 1), ("out_of_scope/domain", 41)]
 
 
+def test_a_remote_url_seen_filter_is_asked_once_a_page_on_a_thread_of_its_own():
+    """A remote filter's round trip a page held a worker's reactor 7% of its time (two workers)."""
+    import threading
+
+    from scrapy import signals
+
+    from crawlproj import signals as crawl_signals
+
+    calls, asked = [], []
+    crawler = get_crawler()
+
+    def seen_many(urls):
+        asked.append((threading.current_thread(), list(urls)))
+        return {u for u in urls if u.endswith("/1")}
+
+    crawler.signals.connect(lambda: seen_many, signal=crawl_signals.urls_seen_test, weak=False)
+    links = [ExtractedLink(f"http://a.test/{n}", "", False, "a") for n in range(3)]
+
+    async def never() -> bool:
+        return False
+
+    link_filter = LinkFilter(crawler, False, lambda key, n=1: calls.append((key, n)))
+    followed = asyncio.run(link_filter.follow(links, Scope(domains=("a.test",)), never))
+    assert followed == ["http://a.test/0", "http://a.test/2"] and calls == [("links_seen", 1)]
+    assert len(asked) == 1 and asked[0][0] is not threading.main_thread() and len(asked[0][1]) == 3
+    crawler.signals.send_catch_log(signals.spider_closed)
+    assert link_filter._asking._shutdown
+
+
 def test_the_crawl_counts_with_plain_attribute_lookups_and_still_takes_a_spider_argument(recwarn):
     from crawlproj import defaults
 
