@@ -208,6 +208,15 @@ def test_reactor_lag_sums_how_late_each_tick_ran():
     assert abs(lag.total - 0.30) < 1e-9 and abs(lag.longest - 0.30) < 1e-9
 
 
+def test_the_part_of_a_stall_the_process_own_cpu_accounts_for():
+    lag = ReactorLag(0.05)
+    lag.ticked(10.0, cpu=1.0)
+    lag.ticked(10.40, cpu=1.02)  # 0.35 s late, 0.02 s of CPU: it waited for a core
+    assert abs(lag.longest - 0.35) < 1e-9 and lag.longest_own == 0.0
+    lag.ticked(10.70, cpu=1.27)  # 0.25 s late, 0.25 s of CPU: its own work, less the tick it was due after
+    assert abs(lag.longest_own - 0.20) < 1e-9
+
+
 def test_the_waseda_middleware_hands_each_rest_over_from_the_servers_share_of_the_time():
     from scrapy import Request
     from scrapy.http import Response

@@ -3,7 +3,10 @@
 Everything in a crawl process (every host's next request, every download's bytes)
 waits while the reactor's thread runs one piece of work. A tick scheduled every
 ``STALL_TICK`` seconds measures how late it runs: the lateness is the time the reactor
-was held. The longest is ``reactor/max_stall_seconds``, and stalls of at least
+was held. The longest is ``reactor/max_stall_seconds``; ``reactor/max_stall_own_seconds``
+is the longest part of one that the process's own CPU accounts for (on a machine busy with
+other processes, a process waiting for a core is late without any work of its own holding
+it). Stalls of at least
 ``STALL_WARN`` seconds are counted (``reactor/stalls``) and logged: the page budget
 (:mod:`crawlproj.content.budget`, :mod:`crawlproj.content.offload`) exists so that
 there are none.
@@ -52,12 +55,18 @@ class ReactorLag:
         self.tick = tick
         self.total = 0.0
         self.longest = 0.0
+        self.longest_own = 0.0  # the longest lateness the process's own CPU accounts for
         self._due: float | None = None
+        self._cpu: float | None = None
 
-    def ticked(self, now: float) -> float:
-        """Record a tick that ran at ``now``; returns its lateness."""
+    def ticked(self, now: float, cpu: float | None = None) -> float:
+        """Record a tick that ran at ``now``; returns its lateness. ``cpu`` (the process's CPU
+        seconds then) bounds the part of it the process's own work took: a process that waited
+        for a core (other processes busy on the machine) was held by them, not by a page."""
         late = max(0.0, now - self._due) if self._due is not None else 0.0
-        self._due = now + self.tick
+        if cpu is not None and self._cpu is not None:
+            self.longest_own = max(self.longest_own, min(late, max(0.0, cpu - self._cpu - self.tick)))
+        self._due, self._cpu = now + self.tick, cpu
         self.total += late
         self.longest = max(self.longest, late)
         return late
@@ -251,14 +260,16 @@ class StallMonitor:
     def start(self) -> None:
         global _TICKS
         _TICKS = self.lag
-        self.lag.ticked(time.monotonic())
+        self.lag.ticked(time.monotonic(), time.process_time())
         self._loop.start(self.tick, now=False)
 
     def _check(self) -> None:
-        longest = self.lag.longest
-        late = self.lag.ticked(time.monotonic())
+        longest, own = self.lag.longest, self.lag.longest_own
+        late = self.lag.ticked(time.monotonic(), time.process_time())
         if late > longest:
             self.stats.set_value("reactor/max_stall_seconds", round(late, 3))
+        if self.lag.longest_own > own:
+            self.stats.set_value("reactor/max_stall_own_seconds", round(self.lag.longest_own, 3))
         if late >= self.warn:
             self.stats.inc_value("reactor/stalls")
             logger.warning("the reactor was held %.2f s", late)
