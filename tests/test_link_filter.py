@@ -54,7 +54,7 @@ def test_a_remote_url_seen_filter_is_asked_once_a_page_on_a_thread_of_its_own():
     assert followed == ["http://a.test/0", "http://a.test/2"] and calls == [("links_seen", 1)]
     assert len(asked) == 1 and asked[0][0] is not threading.main_thread() and len(asked[0][1]) == 3
     crawler.signals.send_catch_log(signals.spider_closed)
-    assert link_filter._asking._shutdown
+    assert link_filter._asking.closed
 
 
 def test_the_crawl_counts_with_plain_attribute_lookups_and_still_takes_a_spider_argument(recwarn):

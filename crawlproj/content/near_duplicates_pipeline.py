@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 from scrapy import Spider
 from scrapy.crawler import Crawler
@@ -14,6 +12,7 @@ from scrapy.utils.misc import load_object
 
 from .. import signals as crawl_signals
 from ..items import PageItem
+from ..remote_calls import RemoteCalls
 from ..store import beside_store, settings_store
 from .budget import PageBudget
 from .extract import page_budget
@@ -87,11 +86,9 @@ class NearDuplicatePipeline:
         crawler.signals.connect(self.index.storage.commit, signal=crawl_signals.store_committing)
         self.budget = page_budget(s)
         self.workers = PageWorkers.of(crawler)
-        # A shared index answers over the network: its round trips wait on a thread of their own,
-        # one page at a time in the order asked, not on the reactor's (a fifth of a worker's main
-        # thread in a two-worker crawl, py-spy).
-        self._remote = ThreadPoolExecutor(1, thread_name_prefix="crawlproj-near-duplicates") if getattr(
-            self.index, "remote", False) else None
+        # A shared index answers over the network: its round trips (a fifth of a worker's main
+        # thread in a two-worker crawl, py-spy) wait on a thread of their own.
+        self._remote = RemoteCalls("near-duplicates") if getattr(self.index, "remote", False) else None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> NearDuplicatePipeline:
@@ -134,7 +131,7 @@ class NearDuplicatePipeline:
             item.text_length = print_.length
         item.text_hash = print_.digest
         if self._remote is not None:
-            match = await asyncio.wrap_future(self._remote.submit(self.index.add, item.url, print_))
+            match = await self._remote.run(self.index.add, item.url, print_)
         else:
             match = self.index.add(item.url, print_)
         stats.inc_value("near_duplicates/checked")
@@ -145,5 +142,5 @@ class NearDuplicatePipeline:
 
     def close_spider(self, spider: Spider | None = None) -> None:
         if self._remote is not None:
-            self._remote.shutdown(wait=True)
+            self._remote.close()
         self.index.storage.close()

@@ -3,13 +3,11 @@ of :mod:`.state`, :mod:`.queue` and :class:`~.schedule.ServerLoad`)."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 import random
 import re
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from email.utils import parsedate_to_datetime
 
@@ -27,6 +25,7 @@ from ..content.extract import is_html
 from ..content.main_text import main_text
 from ..content.near_duplicates import content_hash
 from ..items import FetchError, PageItem, SitemapUrls, Skipped
+from ..remote_calls import RemoteCalls
 from ..store import settings_store
 from .estimator import DateCheck, GroupPrior, RateGrid
 from .schedule import DAY, RevisitPolicy, ServerLoad
@@ -111,8 +110,7 @@ class RevisitPipeline:
         self.sample_size = s.getint("REVISIT_RATE_SAMPLE")
         self.min_interval = s.getfloat("MIN_INTERVAL")
         self.queue = open_revisit_queue(s)
-        self._remote = ThreadPoolExecutor(1, thread_name_prefix="crawlproj-revisit") if getattr(
-            self.queue, "remote", False) else None
+        self._remote = RemoteCalls("revisit") if getattr(self.queue, "remote", False) else None
         self.loads: dict[str, float] = dict(self.queue.host_loads())
         self.polite: dict[str, float] = {}  # host -> crawl-clock seconds between its fetches, at most
         self._warned: dict[str, float] = {}
@@ -140,7 +138,7 @@ class RevisitPipeline:
     def close_spider(self, spider: Spider | None = None) -> Deferred | None:
         self.closed = True
         if self._remote is not None:
-            self._remote.shutdown(wait=True)
+            self._remote.close()
         if self._drawing is not None:  # the queue (and its Redis client) outlives the thread's draw
             return self._drawing.addBoth(lambda _: self.queue.close())
         self.queue.close()
@@ -202,7 +200,7 @@ class RevisitPipeline:
         reactor's (a tenth of a worker's main thread in a two-worker crawl, py-spy)."""
         held, prev = self.queue.buffered(item.url)
         if not held:
-            stored = await asyncio.wrap_future(self._remote.submit(self.queue.stored, item.url))
+            stored = await self._remote.run(self.queue.stored, item.url)
             held, prev = self.queue.buffered(item.url)  # written meanwhile (the same URL again): the newer
             prev = prev if held else stored
         self._page(item, prev)

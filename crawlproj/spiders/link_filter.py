@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from scrapy import signals
@@ -13,6 +11,7 @@ from scrapy import signals
 from .. import signals as crawl_signals
 from ..content.extract import ExtractedLink
 from ..extensions.console import note_refusal
+from ..remote_calls import RemoteCalls
 from ..scope import Scope
 from ..urls import host_of
 
@@ -33,12 +32,11 @@ class LinkFilter:
     def __init__(self, crawler: Any, follow_nofollow: bool, count: Callable[..., None]) -> None:
         self.crawler, self.follow_nofollow, self.count = crawler, follow_nofollow, count
         self._tests: dict[object, Any] = {}
-        self._asking: ThreadPoolExecutor | None = None
+        self._asking = RemoteCalls("urls-seen")
         crawler.signals.connect(self._closed, signal=signals.spider_closed)
 
     def _closed(self) -> None:
-        if self._asking is not None:
-            self._asking.shutdown(wait=False)
+        self._asking.close(wait=False)
 
     def frontier_test(self, signal: object) -> Any:
         """The frontier's answer to ``signal`` (a test it offers), or None; asked once."""
@@ -81,9 +79,7 @@ class LinkFilter:
                 followed[link.url] = None
             many = self.frontier_test(crawl_signals.urls_seen_test)
             if many is not None and followed:  # one round trip for the page's new links
-                if self._asking is None:
-                    self._asking = ThreadPoolExecutor(1, thread_name_prefix="crawlproj-urls-seen")
-                for known in await asyncio.wrap_future(self._asking.submit(many, list(followed))):
+                for known in await self._asking.run(many, list(followed)):
                     del followed[known]
                     counts["links_seen"] += 1
         finally:
