@@ -289,6 +289,31 @@ def test_shared_near_duplicate_index_matches_the_local_one(any_redis):
     assert workers[0].add("http://other/", workers[0].fingerprint(text)) is None
 
 
+def test_pages_sharing_a_band_both_stay_canonical_and_a_page_fetched_again_is_kept_once(any_redis):
+    import numpy as np
+
+    from crawlproj.content.near_duplicates import Fingerprint
+    from crawlproj.distributed.near_duplicates import ID_BYTES, RedisNearDuplicateIndex
+    from crawlproj.distributed.keyspace import page_id
+
+    index = RedisNearDuplicateIndex(connect(any_redis), "band", 0.8, 128, 10)
+    rng = np.random.default_rng(3)
+    one = rng.integers(0, 2**32, 128, dtype=np.uint64).astype(np.uint32)
+    two = rng.integers(0, 2**32, 128, dtype=np.uint64).astype(np.uint32)
+    a, b = index.ranges[0]
+    two[a:b] = one[a:b]  # the first band alike, the rest not: a candidate, not a near-duplicate
+    assert index.add("http://h.test/1", Fingerprint("aa" * 16, one, 1000)) is None
+    assert index.add("http://h.test/2", Fingerprint("bb" * 16, two, 1000)) is None
+    assert index.add("http://h.test/1", Fingerprint("aa" * 16, one, 1000)) is None  # fetched again: itself
+    assert len(index) == 2
+    key, field = index._bands(one)[0]
+    ids = index.r.hget(key, field)
+    assert sorted(ids[i:i + ID_BYTES] for i in range(0, len(ids), ID_BYTES)) == sorted(
+        [page_id("http://h.test/1"), page_id("http://h.test/2")])
+    copy = index.add("http://h.test/3", Fingerprint("cc" * 16, two, 1000))  # its signature, other text
+    assert copy is not None and copy.canonical == "http://h.test/2" and copy.kind == "near" and len(index) == 2
+
+
 def test_revisit_queue_in_redis_is_partitioned_by_host(any_redis):
     import random
 
