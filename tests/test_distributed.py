@@ -74,6 +74,26 @@ def test_shared_partitions_any_worker_takes_any_host_one_at_a_time(any_redis):
     assert a.complete([first[1]["url"]]) == 0  # a holds nothing of it any more
 
 
+def test_a_host_handed_out_knows_when_the_last_worker_to_release_it_let_it_go(any_redis):
+    a = frontier(any_redis, "a", partitions=1, shared=True, batch=1)
+    b = frontier(any_redis, "b", partitions=1, shared=True, batch=1)
+    for i in range(3):
+        a.push("h", entry(f"http://h/{i}"))
+    a.flush()
+    key, _ = b.pop(time.monotonic())
+    assert "h" not in b.next_allowed  # its first request: no due time to be late against
+    b.release(key, time.monotonic() - 30)  # b's own release, long ago
+    key, _ = a.pop(time.monotonic())
+    released = time.monotonic() + 0.05
+    a.release(key, released)  # a's, the last
+    a.send()
+    b.wake()
+    while (popped := b.pop(time.monotonic())) is None:
+        time.sleep(0.01)
+    # b counts its lateness from a's release, not its own of 30 s before (wall-clock ms in Redis)
+    assert abs(b.next_allowed["h"] - released) < 0.01
+
+
 def test_partitions_rebalance_and_urls_route_by_host_hash(any_redis):
     a = frontier(any_redis, "a", partitions=8)
     assert a.owned == list(range(8))

@@ -237,17 +237,22 @@ class RedisFrontier:
             taken = [t for r in rounds for t in r]
         else:
             taken = self._pop([parts], self.batch, now_ms)
-        if (self.group_cap or self.group_gap_ms) and any(group for *_, group in taken):
+        if (self.group_cap or self.group_gap_ms) and any(group for *_, group, _ in taken):
             taken = self._limit_groups(taken, now_ms)
-        for part, key, fp, raw, group in taken:
+        for part, key, fp, raw, group, due_ms in taken:
             self._pending_parts[fp] = part
             if group:
                 self._flight_groups[key] = group
+            if key in self.next_allowed:
+                # When it was due, whichever worker released it last (the scheduler counts a late
+                # hand-out; this worker's own last release may be long past). A key this worker
+                # never released is left out, as a key's first request is.
+                self.next_allowed[key] = self.clock() + (due_ms / 1000 - time.time())
             self._popped.append((key, unpack(raw, key)))
 
     def _pop(self, groups: list[list[int]], most: int, now_ms: int) -> list[tuple]:
         """One POP call per group of partitions, up to ``most`` keys each: (partition, key, fp,
-        entry, group) leased, and each asked partition's next due time noted."""
+        entry, group, due ms) leased, and each asked partition's next due time noted."""
         answers = self._run([("POP", self._ready(group[0]), [now_ms, most, self.worker, self.lease_ms, self.levels,
                                                              *(self._tags[p] for p in group)]) for group in groups])
         taken = []
@@ -255,9 +260,10 @@ class RedisFrontier:
             for part, due in zip(group, dues):
                 if due != b"":  # looked at: when the next key there is due (none waiting: inf)
                     self._due[part] = float(due) if due is not None else math.inf
-            for i in range(0, len(out), 5):
-                taken.append((group[int(out[i + 4])], out[i].decode(), out[i + 1], out[i + 2], out[i + 3].decode()))
-            if len(out) >= 5 * most:  # full: more may be due where it stopped
+            for i in range(0, len(out), 6):
+                taken.append((group[int(out[i + 5])], out[i].decode(), out[i + 1], out[i + 2], out[i + 3].decode(),
+                              float(out[i + 4])))
+            if len(out) >= 6 * most:  # full: more may be due where it stopped
                 self._due[group[int(out[-1])]] = 0
         return taken
 
@@ -266,9 +272,9 @@ class RedisFrontier:
         grouped = [t for t in taken if t[4]]
         answers = self._run([("GROUP_TAKE", [f"{group_tag(self.prefix, group)}:flight"],
                               [group_tag(self.prefix, group), key, now_ms, self.lease_ms, self.group_cap,
-                               self.group_gap_ms, int(self.poll * 1000)]) for _, key, _, _, group in grouped])
+                               self.group_gap_ms, int(self.poll * 1000)]) for _, key, _, _, group, _ in grouped])
         refused: dict[int, list] = {}
-        for (part, key, fp, _, _), later in zip(grouped, answers):
+        for (part, key, fp, *_), later in zip(grouped, answers):
             if int(later):
                 refused.setdefault(part, []).extend((fp, int(later)))
                 self._due[part] = min(self._due.get(part, math.inf), int(later))

@@ -149,6 +149,7 @@ for p = 6, #ARGV do
         redis.call('INCRBY', t..':inflight', added)
         out[#out + 1] = key; out[#out + 1] = fp; out[#out + 1] = entry
         out[#out + 1] = redis.call('HGET', t..':group', key) or ''
+        out[#out + 1] = tostring(score)
         out[#out + 1] = p - 6
         n = n + 1
         took = took + 1
