@@ -40,7 +40,7 @@ from crawlproj.distributed.dupefilter import bloom_shape  # noqa: E402
 from crawlproj.distributed.frontier import RedisFrontier  # noqa: E402
 from crawlproj.extensions.memory import rss_bytes  # noqa: E402
 from sandbox.audit import pages_in_window  # noqa: E402
-from sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command  # noqa: E402
+from sandbox.harness import PROJECT_DIR, SandboxProcess, crawl_command, with_peak_rss  # noqa: E402
 from sandbox.servers import RedisServer  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -377,7 +377,7 @@ def main() -> None:
         # the peer took half a minute to stop.
         opts.interval = 1.0
     if opts.only_memory:
-        print(json.dumps({"bench": "distributed", **memory_figures(opts.queued, opts.queued_hosts, opts.items)}))
+        print(json.dumps(with_peak_rss({"bench": "distributed", **memory_figures(opts.queued, opts.queued_hosts, opts.items)})))
         return
     tmp = Path(tempfile.mkdtemp(prefix="bench-distributed-"))
     seconds = opts.seconds
@@ -391,7 +391,7 @@ def main() -> None:
         bound = web.ideal_polite_fetches(web.seeds(), opts.interval, seconds) / seconds
         one = run(sandbox, tmp / "one", seconds, 1, ours, interval=opts.interval)
         if opts.only_one:
-            print(json.dumps({"bound_pages_per_s": round(bound, 2), "one_worker": one}))
+            print(json.dumps(with_peak_rss({"bench": "distributed", "bound_pages_per_s": round(bound, 2), "one_worker": one})))
             return
         two = run(sandbox, tmp / "two", seconds, 2, ours, interval=opts.interval)
         peer = run(sandbox, tmp / "scrapy-redis", seconds, 1,
