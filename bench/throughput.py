@@ -17,8 +17,11 @@ virtual host. Every figure is read from nginx's own access log, never from a cra
   a Redis frontier the command starts itself), against one process. Judged on the pages
   fetched in the first WINDOW seconds (``window_speedup``): later, only libstdc++'s 3,900
   pages are left, one host, which politeness lets have one request in flight however
-  many processes there are; the whole crawl's rates are printed too (``speedup``), and
-  the CPUs each kept busy (``one_cores_used``, ``two_cores_used``).
+  many processes there are; the whole crawl's rates are printed too (``speedup``), the
+  CPUs each kept busy (``one_cores_used``, ``two_cores_used``), how late on average each
+  crawl's frontier handed a page out past its host's due time (``one_late_ms_per_page``,
+  ``two_late_ms_per_page``, from the crawls' stats) and each worker's share of the pages
+  handed out (``two_shares``).
 * ``polite``: ``MIN_INTERVAL`` 0.2 s, 16 concurrent, SECONDS_POLITE seconds, against
   Scrapy's default scheduler with ``DOWNLOAD_DELAY`` 0.2 (same spider and pipelines).
   Pages within SECONDS_POLITE of each crawl's first request (each crawl runs 15 s
@@ -184,6 +187,17 @@ def cpu_figures(run: Run, seconds: float) -> dict:
             "pages_first_window": len(pages_of(pages, WINDOW))}
 
 
+def frontier_lag(work: Path) -> dict:
+    """From a crawl's stats files (one a worker): how late its frontier handed a page out past
+    its host's due time on average, and each worker's share of the pages handed out."""
+    files = sorted(work.glob("crawl.workers/*/crawl.stats.json")) or [work / "crawl.stats.json"]
+    stats = [json.loads(f.read_text()) for f in files if f.exists()]
+    handed = [s.get("frontier/dequeued", 0) for s in stats]
+    late, total = sum(s.get("frontier/dispatched_late_seconds", 0) for s in stats), sum(handed)
+    return {"late_ms_per_page": round(1000 * late / total, 1) if total else None,
+            "shares": [round(n / total, 3) for n in handed] if total else []}
+
+
 def cores_used(figures: dict) -> float | None:
     """The CPUs a CPU-bound crawl kept busy, its helper processes and browser included."""
     ms = figures["cpu_ms_per_page"]
@@ -266,6 +280,12 @@ def main() -> None:
                               # browser use the second core too, which caps what a second worker adds.
                               "one_cores_used": cores_used(one), "two_cores_used": cores_used(two),
                               "speedup": round(two["pages_per_s"] / one["pages_per_s"], 3)}
+            # Where the time between a host's fetches went: the frontier's lag past its due times,
+            # and how the workers shared the pages (their stats files).
+            one_lag, two_lag = frontier_lag(tmp / "cpu-ours"), frontier_lag(tmp / "cpu-workers")
+            out["workers"].update({"one_late_ms_per_page": one_lag["late_ms_per_page"],
+                                   "two_late_ms_per_page": two_lag["late_ms_per_page"],
+                                   "two_shares": two_lag["shares"]})
         if "polite" in parts:
             polite = {"MIN_INTERVAL": opts.interval}
             ours = polite_figures(crawlproj_run(nginx, tmp / "polite-ours", seeds, opts.seconds_polite, polite, margin),

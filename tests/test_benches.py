@@ -67,6 +67,8 @@ CHECKS = {
     "sandbox_capacity": lambda o: o["ok"] > 0 and o["non_200"] == 0,
     "throughput": lambda o: (o["cpu"]["crawlproj"]["pages"] > 0 and o["polite"]["crawlproj"]["violations"] == 0
                              and 0 < o["workers"]["one_cores_used"] and 0 < o["workers"]["two_cores_used"]
+                             and o["workers"]["two_late_ms_per_page"] is not None
+                             and len(o["workers"]["two_shares"]) == 2 and abs(sum(o["workers"]["two_shares"]) - 1) < 0.01
                              # a host's 404s and samples' scripts count beside its pages, never against them
                              and o["polite"]["share_of_bound"] <= o["polite"]["share_of_bound_all_fetches"]),
     "urlseen": lambda o: o["urls"] > 0 and o["bytes_per_url"] < 3,
