@@ -131,6 +131,10 @@ class RedisFrontier:
     def _ms(self, monotonic: float) -> int:
         return int((time.time() + (monotonic - self.clock())) * 1000)
 
+    def _monotonic(self, ms: float) -> float:
+        """Wall-clock ``ms`` (Redis's) on the scheduler's monotonic clock."""
+        return self.clock() + (ms / 1000 - time.time())
+
     def _now_ms(self) -> int:
         return int(time.time() * 1000)
 
@@ -247,7 +251,7 @@ class RedisFrontier:
                 # When it was due, whichever worker released it last (the scheduler counts a late
                 # hand-out; this worker's own last release may be long past). A key this worker
                 # never released is left out, as a key's first request is.
-                self.next_allowed[key] = self.clock() + (due_ms / 1000 - time.time())
+                self.next_allowed[key] = self._monotonic(due_ms)
             self._popped.append((key, unpack(raw, key)))
 
     def _pop(self, groups: list[list[int]], most: int, now_ms: int) -> list[tuple]:
@@ -335,7 +339,7 @@ class RedisFrontier:
         parts = range(self.partitions) if self.shared else self.owned
         earliest = min((self._due.get(part, 0) for part in parts), default=math.inf)
         if earliest < math.inf:
-            due = min(due, now + max(0.0, earliest / 1000 - time.time()))
+            due = min(due, max(now, self._monotonic(earliest)))
         return due
 
     def has_pending(self) -> bool:

@@ -56,22 +56,26 @@ _FIELD_BITS = 12  # listpack keeps an integer up to 4095 in two bytes (13-bit en
 _SIGNED, _SHORT = b"\x01", b"\x00"
 
 # Appends an id to a band's field unless it is there already (a page fetched again).
-_ADD_ID = """
-local v = redis.call('HGET', KEYS[1], ARGV[1])
-if not v then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) return 1 end
-local n = string.len(ARGV[2])
-for i = 1, string.len(v), n do
-  if string.sub(v, i, i + n - 1) == ARGV[2] then return 0 end
+_APPEND_ID = """
+local function append_id(key, field, id)
+  local v = redis.call('HGET', key, field)
+  if v then
+    local n = string.len(id)
+    for i = 1, string.len(v), n do
+      if string.sub(v, i, i + n - 1) == id then return 0 end
+    end
+  end
+  redis.call('HSET', key, field, (v or '') .. id)
+  return 1
 end
-redis.call('HSET', KEYS[1], ARGV[1], v .. ARGV[2])
-return 1
 """
+_ADD_ID = _APPEND_ID + "return append_id(KEYS[1], ARGV[1], ARGV[2])\n"
 # On one Redis (not a cluster), a page's whole add in one call: its bands are looked up, and
 # unless they hold another page's id (then those ids come back, for the caller to judge; with
 # ARGV[3] '1' it has judged them, and the page goes in anyway) its record goes in, counted when
 # new, and its id joins each band, once. KEYS: its record's bucket, the count, its bands'
 # buckets; ARGV: its id, its record, the flag, then each band's field.
-_ADD_AT_ONCE = """
+_ADD_AT_ONCE = _APPEND_ID + """
 local mine, n = ARGV[1], string.len(ARGV[1])
 if ARGV[3] ~= '1' then
   local hits = {}
@@ -87,16 +91,7 @@ if ARGV[3] ~= '1' then
   if #hits > 0 then return hits end
 end
 if redis.call('HSET', KEYS[1], mine, ARGV[2]) == 1 then redis.call('INCR', KEYS[2]) end
-for i = 3, #KEYS do
-  local v = redis.call('HGET', KEYS[i], ARGV[i + 1])
-  local known = false
-  if v then
-    for j = 1, string.len(v), n do
-      if string.sub(v, j, j + n - 1) == mine then known = true break end
-    end
-  end
-  if not known then redis.call('HSET', KEYS[i], ARGV[i + 1], (v or '') .. mine) end
-end
+for i = 3, #KEYS do append_id(KEYS[i], ARGV[i + 1], mine) end
 return {}
 """
 
