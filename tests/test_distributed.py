@@ -3,6 +3,7 @@
 import time
 
 import pytest
+import redis
 from scrapy import Request
 
 from crawlproj.distributed.dupefilter import RedisBloomDupeFilter, bloom_shape
@@ -630,3 +631,29 @@ def test_script_calls_go_in_one_round_trip_and_survive_a_flushed_script_cache(an
     assert exists_asked() == asked  # no question before the calls
     client.script_flush()
     assert run_scripts(client, [(incr, [k], [1]) for k in keys]) == [6] * 6  # in order, none lost or run twice
+
+
+def test_a_script_loaded_again_during_a_cluster_failover_is_sent_again(redis_cluster):
+    """A node that lost its scripts (a replica just promoted) may refuse the call that loads
+    them again while the failover settles: that call waits and goes again, the others keep
+    their answers."""
+    from crawlproj.distributed import connection
+
+    client = connect(redis_cluster)
+    incr = client.register_script("return redis.call('INCRBY', KEYS[1], ARGV[1])")
+    keys = [f"t:counter:{i}" for i in range(6)]
+    assert connection.run_scripts(client, [(incr, [k], [2]) for k in keys]) == [2] * 6
+
+    class RefusedOnce:  # the script object, its first direct call refused as a dying master refuses
+        sha, script, refused = incr.sha, incr.script, 0
+
+        def __call__(self, keys, args):
+            if not RefusedOnce.refused:
+                RefusedOnce.refused += 1
+                raise redis.ConnectionError("Connection refused")
+            return incr(keys=keys, args=args)
+
+    waits = connection.failover_waits
+    client.script_flush()
+    assert connection.run_scripts(client, [(RefusedOnce(), [k], [1]) for k in keys]) == [3] * 6
+    assert RefusedOnce.refused == 1 and connection.failover_waits == waits + 1

@@ -170,25 +170,27 @@ def run_scripts(client: Any, calls: Sequence[tuple[Script, list, list]]) -> list
                 raise
             failover.wait(exc)
             continue
-        again = []
+        again, refusal = [], None
         for i, answer in zip(todo, results):
             if isinstance(answer, NoScriptError):  # a promoted replica, a restarted node
                 loaded.clear()
                 script, keys, args = calls[i]
                 try:
                     answers[i] = script(keys=keys, args=args)
-                except RETRYABLE:
+                except RETRYABLE as exc:
                     if not cluster:
                         raise
                     again.append(i)
+                    refusal = exc
             elif isinstance(answer, RETRYABLE) and cluster:
                 again.append(i)
+                refusal = answer
             elif isinstance(answer, Exception):
                 raise answer
             else:
                 answers[i] = answer
         if again:
-            failover.wait(next(a for a in results if isinstance(a, RETRYABLE)))
+            failover.wait(refusal)
         todo = again
     return answers
 
