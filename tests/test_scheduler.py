@@ -148,7 +148,8 @@ def test_the_time_pages_piling_up_held_every_request_back_is_counted(tmp_path):
 
 def test_a_request_that_goes_out_past_its_due_time_is_counted_with_how_late():
     """The crawler's own lag, which a polite crawl's rate pays for, is in the stats: a host's
-    next request handed out 50 ms after its due time (a busy reactor) counts; one on time does not."""
+    next request handed out 50 ms after its due time (a busy reactor) counts; one on time does
+    not, nor one found after its host had nothing left to fetch."""
     from scrapy import Request, Spider
 
     values = {k: getattr(base, k) for k in dir(base) if k.isupper()}
@@ -169,6 +170,14 @@ def test_a_request_that_goes_out_past_its_due_time_is_counted_with_how_late():
     scheduler.frontier.release("a.test", 102.0)
     now[0] = 102.05
     assert scheduler.next_request() is not None  # 50 ms late
+    assert crawler.stats.get_value("frontier/dispatched_late") == 1
+    assert crawler.stats.get_value("frontier/dispatched_late_seconds") == 0.05
+    # Its queue ran dry: a link found 5 s past its due time is handed out at once, and the
+    # time the host had nothing to fetch is not the crawler's lag.
+    scheduler.frontier.release("a.test", 103.0)
+    now[0] = 108.0
+    scheduler.enqueue_request(Request("http://a.test/four.html"))
+    assert scheduler.next_request().url.endswith("/four.html")
     assert crawler.stats.get_value("frontier/dispatched_late") == 1
     assert crawler.stats.get_value("frontier/dispatched_late_seconds") == 0.05
     scheduler.close("finished")

@@ -380,7 +380,7 @@ class TwoTierFrontier:
         while self._front_len and (
             len(self.back) < self.active_target or (self._nothing_due(now) and len(self.back) < self.max_active)
         ):
-            self._to_back(*self._pull_front())
+            self._to_back(*self._pull_front(), now=now)
         # Priority: while the front tier holds a better level than any due key's head (a URL
         # found important after the active hosts filled up), take it from there (bounded a pop).
         self._move_due(now)
@@ -394,14 +394,18 @@ class TwoTierFrontier:
             key, level, entry = self._pull_level(best_front)
             if self.relevel is not None:
                 level = min(level, self.relevel(key, level, entry))
-            self._to_back(key, level, entry)
+            self._to_back(key, level, entry, now=now)
             self._move_due(now)
 
-    def _to_back(self, key: Hashable, level: int, entry: Any) -> None:
+    def _to_back(self, key: Hashable, level: int, entry: Any, now: float | None = None) -> None:
         queue = self.back.get(key)
         if queue is None:  # a newly active key
             queue = self.back[key] = LeveledQueue(self.queue_factory, f"back:{key}")
             if key not in self.in_flight:
+                if now is not None and self.next_allowed.get(key, float("inf")) <= now:
+                    # Due already, as :meth:`_forget_idle` would find it: its time goes, so the
+                    # time it sat with nothing queued is not taken for the crawler's lag past it.
+                    del self.next_allowed[key]
                 self._schedule(key, self.next_allowed.get(key, 0.0))
         queue.append((level, entry))
         self._back_len += 1
