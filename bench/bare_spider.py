@@ -1,5 +1,6 @@
 """The peer of bench/throughput.py: a bare Scrapy spider that follows every <a href> in its
-allowed domains and stores nothing. Run with `scrapy runspider` outside the project, so that
+allowed domains but those marked rel="nofollow" (as crawlproj does: a Sphinx site's links to
+its pages' sources are), and stores nothing. Run with `scrapy runspider` outside the project, so that
 only Scrapy's defaults apply (plus what the bench passes with -s)."""
 
 import scrapy
@@ -20,5 +21,5 @@ class BareSpider(scrapy.Spider):
 
     def parse(self, response):
         if isinstance(response, TextResponse):
-            for href in response.css("a::attr(href)").getall():
+            for href in response.css('a:not([rel~="nofollow"])::attr(href)').getall():
                 yield response.follow(href, callback=self.parse)

@@ -58,8 +58,6 @@ OTHER_SITES = (
     DocSite("apache.docs.test", "apache2-doc", "/usr/share/doc/apache2-doc/manual"),
     DocSite("lilypond.docs.test", "lilypond-doc-html", "/usr/share/doc/lilypond/html"),
 )
-#: The site mixes the benches take by name (``--sites``).
-SITE_SETS = {"default": SITES, "long": LONG_SITES, "wide": WIDE_SITES, "other": OTHER_SITES}
 #: Small packages the test suite reads real pages from (``scripts/system-deps.sh`` installs them).
 TEST_SITES = (SITES[0], SITES[4])
 #: About 1,750 pages for the test suite's memory crawl (``scripts/system-deps.sh`` installs them).
@@ -88,6 +86,14 @@ SPHINX_RELEASE_SITES = (
     DocSite("linux61.docs.test", "linux-doc-6.1", "/usr/share/doc/linux-doc-6.1/html"),
     DocSite("linux612.docs.test", "linux-doc-6.12", "/usr/share/doc/linux-doc-6.12/html"),
 )
+
+#: A mix of sites the other mixes lack, for ``--sites kernel``: the Linux kernel's Sphinx
+#: documentation (3,600 pages), seven small sites in six languages, and two releases of one
+#: Doxygen reference whose pages mostly read the same.
+KERNEL_SITES = (SPHINX_RELEASE_SITES[1], *LANGUAGE_SITES, *RELEASE_SITES)
+#: The site mixes the benches take by name (``--sites``).
+SITE_SETS = {"default": SITES, "long": LONG_SITES, "wide": WIDE_SITES, "other": OTHER_SITES,
+             "kernel": KERNEL_SITES}
 
 #: Every site is a subdomain of this: a crawl of them must keep to it (ALLOWED_DOMAINS), since
 #: the pages link to the real web.
