@@ -47,34 +47,59 @@ def run(cmd: list, cwd: Path | str, timeout: float = 600) -> subprocess.Complete
     return subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """``build(folder)`` run once for every process of the run: a process that took another
+    module's test between two of these tears its module fixtures down, and built the wheel and
+    venv again (50 s each on a slow machine). The first process builds under a lock; the others
+    wait for it and take what it built."""
+    import fcntl
+
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / f"built-{name}"
+    shared.mkdir(exist_ok=True)
+    with open(shared / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / ".done").exists():
+            build(shared)
+            (shared / ".done").touch()
+    return shared
+
+
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
-    sources = project_copy(tmp_path_factory.mktemp("sources") / "crawlproj")  # other tests write beside the checkout
-    built = run([sys.executable, "-m", "build", "--outdir", out, sources], cwd=out)  # the wheel from the sdist
-    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
-    return out
+    def build(out: Path) -> None:
+        sources = project_copy(out / "sources" / "crawlproj")  # other tests write beside the checkout
+        built = run([sys.executable, "-m", "build", "--outdir", out / "dist", sources], cwd=out)  # the wheel from the sdist
+        assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+
+    return built_once(tmp_path_factory, "dist", build) / "dist"
 
 
 @pytest.fixture(scope="module")
 def project(dist, tmp_path_factory) -> tuple[Path, Path]:
     """A clean venv (no system site-packages) with the wheel alone, and a new Scrapy project
-    whose settings gain the ADDONS line and a contact, and a spider of its own."""
-    tmp = tmp_path_factory.mktemp("user")
-    venv = tmp / "venv"
-    assert run([sys.executable, "-m", "venv", venv], cwd=tmp).returncode == 0
-    wheel = next(dist.glob("*.whl"))
-    installed = run([venv / "bin" / "pip", "install", "-q", wheel], cwd=tmp, timeout=900)
-    assert installed.returncode == 0, installed.stderr[-3000:]
-    assert run([venv / "bin" / "scrapy", "startproject", "mydocs"], cwd=tmp).returncode == 0
-    root = tmp / "mydocs"
-    settings = root / "mydocs" / "settings.py"
-    text = settings.read_text()
-    assert "\nADDONS = {}\n" in text and "\nDOWNLOAD_DELAY = 1\n" in text  # Scrapy's template, as it is
-    settings.write_text(text.replace("\nADDONS = {}\n", '\nADDONS = {"crawlproj.addon.Crawlproj": 0}\n')
-                        + f'\nUSER_AGENT = "{CONTACT}"\n')
-    (root / "mydocs" / "spiders" / "docs.py").write_text(SPIDER)
-    return venv, root
+    whose settings gain the ADDONS line and a contact, and a spider of its own (a copy for this
+    module's crawls: the venv is shared)."""
+    import shutil
+
+    def build(tmp: Path) -> None:
+        venv = tmp / "venv"
+        assert run([sys.executable, "-m", "venv", venv], cwd=tmp).returncode == 0
+        wheel = next(dist.glob("*.whl"))
+        installed = run([venv / "bin" / "pip", "install", "-q", wheel], cwd=tmp, timeout=900)
+        assert installed.returncode == 0, installed.stderr[-3000:]
+        assert run([venv / "bin" / "scrapy", "startproject", "mydocs"], cwd=tmp).returncode == 0
+        settings = tmp / "mydocs" / "mydocs" / "settings.py"
+        text = settings.read_text()
+        assert "\nADDONS = {}\n" in text and "\nDOWNLOAD_DELAY = 1\n" in text  # Scrapy's template, as it is
+        settings.write_text(text.replace("\nADDONS = {}\n", '\nADDONS = {"crawlproj.addon.Crawlproj": 0}\n')
+                            + f'\nUSER_AGENT = "{CONTACT}"\n')
+        (tmp / "mydocs" / "mydocs" / "spiders" / "docs.py").write_text(SPIDER)
+
+    shared = built_once(tmp_path_factory, "project", build)
+    root = tmp_path_factory.mktemp("user") / "mydocs"
+    shutil.copytree(shared / "mydocs", root)
+    return shared / "venv", root
 
 
 def test_the_wheel_holds_crawlproj_alone_with_its_licence_and_dependency_ranges(dist):
