@@ -229,7 +229,7 @@ def main() -> None:
     parser.add_argument("--sites", default="long", choices=sorted(SITE_SETS),
                         help="the site mix: long (eight sites, about 21,000 pages), wide (pages of MB, 9,000 generated), "
                              "other (rustdoc, the Apache manual in 11 languages, LilyPond: 404s, 7 MB pages), "
-                             "kernel (two releases of one Sphinx site, 6,800 pages, beside nine small sites in six languages)")
+                             "kernel (two releases of one Sphinx site, 6,800 pages, beside eight small sites in six languages)")
     parser.add_argument("--smoke", action="store_true", help="two small sites, a few seconds a run")
     opts = parser.parse_args()
     runs = opts.only.split(",")

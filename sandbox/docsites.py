@@ -89,8 +89,8 @@ SPHINX_RELEASE_SITES = (
 
 #: A mix of shapes the other mixes lack, for ``--sites kernel``: two releases of the Linux
 #: kernel's Sphinx documentation (6,800 pages of 74 links on average, a third of them near
-#: duplicates of the other release's), seven small sites in six languages, and two releases of
-#: one Doxygen reference whose pages mostly read the same.
+#: duplicates of the other release's), six small sites in five languages (LANGUAGE_SITES), and two
+#: releases of one Doxygen reference whose pages mostly read the same.
 KERNEL_SITES = (*SPHINX_RELEASE_SITES, *LANGUAGE_SITES, *RELEASE_SITES)
 #: The site mixes the benches take by name (``--sites``).
 SITE_SETS = {"default": SITES, "long": LONG_SITES, "wide": WIDE_SITES, "other": OTHER_SITES,
