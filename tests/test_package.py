@@ -5,8 +5,10 @@ log and its pages read from the store."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -52,8 +54,6 @@ def built_once(tmp_path_factory, name: str, build) -> Path:
     module's test between two of these tears its module fixtures down, and built the wheel and
     venv again (50 s each on a slow machine). The first process builds under a lock; the others
     wait for it and take what it built."""
-    import fcntl
-
     base = tmp_path_factory.getbasetemp()
     shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / f"built-{name}"
     shared.mkdir(exist_ok=True)
@@ -80,8 +80,6 @@ def project(dist, tmp_path_factory) -> tuple[Path, Path]:
     """A clean venv (no system site-packages) with the wheel alone, and a new Scrapy project
     whose settings gain the ADDONS line and a contact, and a spider of its own (a copy for this
     module's crawls: the venv is shared)."""
-    import shutil
-
     def build(tmp: Path) -> None:
         venv = tmp / "venv"
         assert run([sys.executable, "-m", "venv", venv], cwd=tmp).returncode == 0
